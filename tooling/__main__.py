@@ -1,0 +1,5 @@
+import sys
+
+from tooling.main import main
+
+sys.exit(main())

@@ -1,0 +1,91 @@
+"""The `tooling` command line: parse arguments and dispatch, nothing else."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from tooling.errors import UserError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tooling", description=(
+        "Resilience playbook: records of incidents, postmortems and training runs, "
+        "validated and rendered into a site."))
+    parser.add_argument("--root", type=Path, help="repository root (default: found upward from here)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    check = sub.add_parser("validate", help="check records against their schemas and each other")
+    check.add_argument("paths", nargs="*", help="files or folders (default: incidents/ and runbooks/)")
+    check.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    check.add_argument("-j", "--jobs", type=int, help="worker processes (default: one per core)")
+
+    incident = sub.add_parser("new-incident", help="scaffold incidents/INC-NNNN.yaml")
+    incident.add_argument("--title")
+    incident.add_argument("--run", help="id of the training run (runbooks/runs/<id>.yaml)")
+    incident.add_argument("--severity", help="sev1 | sev2 | sev3 | sev4")
+    incident.add_argument("--symptom", help="nan | hang | divergence | crash | slowdown | data | infra | checkpoint | other")
+    incident.add_argument("--layer", help="layer of the stack where the cause sat (default: unknown)")
+    incident.add_argument("--signature", action="append", dest="signatures", metavar="TEXT",
+                          help="verbatim error signature from the logs (repeatable)")
+    incident.add_argument("--node", action="append", dest="nodes", metavar="HOST", help="affected node (repeatable)")
+    incident.add_argument("--rank", action="append", dest="ranks", type=int, metavar="N", help="affected rank (repeatable)")
+    incident.add_argument("--detected-at", help="when it was noticed (default: now), e.g. 2026-03-14T02:47:00+00:00")
+    incident.add_argument("--reported-by", help="who files it (default: $USER)")
+
+    postmortem = sub.add_parser("new-postmortem", help="scaffold incidents/PM-NNNN.yaml for incidents")
+    postmortem.add_argument("incidents", nargs="+", metavar="INCIDENT-ID")
+    postmortem.add_argument("--title")
+    postmortem.add_argument("--author", action="append", dest="authors", metavar="NAME")
+
+    run = sub.add_parser("new-run", help="scaffold runbooks/runs/NAME.yaml, the live page of a training run")
+    run.add_argument("name", metavar="NAME", help="run id: lower-case letters, digits and dashes")
+    run.add_argument("--title")
+    run.add_argument("--owner")
+
+    edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
+    edit.add_argument("record", metavar="RECORD-ID")
+    edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
+                      help="a field (dotted for nested) and a YAML value, e.g. status=resolved")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except UserError as exc:
+        print(f"tooling: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from tooling.repo import find_root
+
+    root = args.root.resolve() if args.root else find_root()
+    if args.command == "validate":
+        from tooling.commands.validate import validate_command
+        return validate_command(args.paths, root=root, strict=args.strict, jobs=args.jobs)
+    if args.command == "new-incident":
+        from tooling.commands.new_incident import new_incident_command
+        return new_incident_command(
+            root=root, title=args.title, run=args.run, severity=args.severity,
+            symptom=args.symptom, layer=args.layer, signatures=args.signatures, nodes=args.nodes,
+            ranks=args.ranks, detected_at=args.detected_at, reported_by=args.reported_by)
+    if args.command == "new-postmortem":
+        from tooling.commands.new_postmortem import new_postmortem_command
+        return new_postmortem_command(args.incidents, root=root, title=args.title, authors=args.authors)
+    if args.command == "new-run":
+        from tooling.commands.new_run import new_run_command
+        return new_run_command(args.name, root=root, title=args.title, owner=args.owner)
+    if args.command == "set":
+        from tooling.commands.set_fields import set_command
+        return set_command(args.record, args.assignments, root=root)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Rules across records. Each rule has a stable id that appears in its findings."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable, Iterable, Iterator
+
+from tooling.records.findings import Finding
+from tooling.records.load import locate
+from tooling.records.model import Record, parse_time
+
+Keys = list[str | int]
+
+
+class Index:
+    """Every record by kind and id, for resolving references."""
+
+    def __init__(self, records: Iterable[Record]) -> None:
+        self.by_kind: dict[str, dict[str, Record]] = defaultdict(dict)
+        for record in records:
+            self.by_kind[record.kind].setdefault(record.id, record)
+
+    def has(self, kind: str, record_id: Any) -> bool:
+        return isinstance(record_id, str) and record_id in self.by_kind.get(kind, {})
+
+
+def _at(record: Record, keys: Keys, rule: str, message: str) -> Finding:
+    return Finding(record.path, *locate(record.path, keys), rule, message)
+
+
+def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding]:
+    """id-mismatch and duplicate-id (the first file by path keeps the id)."""
+    first: dict[tuple[str, str], Record] = {}
+    for record in sorted(universe, key=lambda r: r.path):
+        first.setdefault((record.kind, record.id), record)
+    for record in records:
+        if record.id != record.stem:
+            yield _at(record, ["id"], "id-mismatch",
+                      f"id '{record.id}' does not match the file name; expected '{record.stem}'")
+        earlier = first.get((record.kind, record.id), record)
+        if earlier.path != record.path:
+            yield _at(record, ["id"], "duplicate-id",
+                      f"id '{record.id}' is already used by {earlier.path}; expected a unique id")
+
+
+def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
+    """(where, kind it must name, value) for every reference a record makes."""
+    data = record.data
+    if record.kind == "incident":
+        yield ["run"], "run", data.get("run")
+        if "repeat_of" in data:
+            yield ["repeat_of"], "incident", data["repeat_of"]
+        for field in ("related", "not_repeat_of"):
+            for i, ref in enumerate(data.get(field, [])):
+                yield [field, i], "incident", ref
+    elif record.kind == "postmortem":
+        for i, ref in enumerate(data.get("incidents", [])):
+            yield ["incidents", i], "incident", ref
+    elif record.kind == "run":
+        for field in ("known_issues", "debugging"):
+            for i, item in enumerate(data.get(field, [])):
+                if "incident" in item:
+                    yield [field, i, "incident"], "incident", item["incident"]
+
+
+def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
+    """unresolved-ref and self-reference."""
+    for record in records:
+        for keys, kind, value in _references(record):
+            if kind == record.kind and value == record.id:
+                yield _at(record, keys, "self-reference",
+                          f"'{value}' refers to this record itself; expected another {kind}")
+            elif not index.has(kind, value):
+                yield _at(record, keys, "unresolved-ref",
+                          f"{kind} '{value}' does not exist; expected the id of an existing {kind} record")
+
+
+def _ordered(record: Record, pairs: list[tuple[Keys, Keys]]) -> Iterator[Finding]:
+    for earlier_keys, later_keys in pairs:
+        earlier, later = _value(record.data, earlier_keys), _value(record.data, later_keys)
+        t0, t1 = parse_time(earlier), parse_time(later)
+        if t0 is not None and t1 is not None and t1 < t0:
+            yield _at(record, later_keys, "time-order",
+                      f"{_name(later_keys)} {later} is before {_name(earlier_keys)} {earlier}; "
+                      f"expected it at or after")
+
+
+def _value(data: Any, keys: Keys) -> Any:
+    for key in keys:
+        data = data[key] if isinstance(data, (dict, list)) and _has(data, key) else None
+    return data
+
+
+def _has(data: dict[str, Any] | list[Any], key: str | int) -> bool:
+    return key in data if isinstance(data, dict) else isinstance(key, int) and key < len(data)
+
+
+def _name(keys: Keys) -> str:
+    return ".".join(f"[{k}]" if isinstance(k, int) else k for k in keys).replace(".[", "[")
+
+
+def _time_pairs(record: Record) -> list[tuple[Keys, Keys]]:
+    data = record.data
+    pairs: list[tuple[Keys, Keys]] = []
+    if record.kind == "incident":
+        present = [k for k in ("detected_at", "mitigated_at", "resolved_at") if k in data]
+        pairs += [([a], [b]) for a, b in zip(present, present[1:])]
+    for field in ("timeline",):
+        pairs += [([field, i, "at"], [field, i + 1, "at"]) for i in range(len(data.get(field, [])) - 1)]
+    if record.kind == "run":
+        for i, _ in enumerate(data.get("oncall", {}).get("shifts", [])):
+            pairs.append((["oncall", "shifts", i, "start"], ["oncall", "shifts", i, "end"]))
+    return pairs
+
+
+def check_times(records: list[Record]) -> Iterator[Finding]:
+    """invalid-time (not a real date) and time-order."""
+    for record in records:
+        yield from _real_times(record, record.data, [])
+        yield from _ordered(record, _time_pairs(record))
+
+
+_TIME_FIELDS = {"detected_at", "mitigated_at", "resolved_at", "at", "start", "end", "since",
+                "saved_at", "updated_at", "due", "date", "created", "reviewed_on"}
+
+
+def _real_times(record: Record, data: Any, keys: Keys) -> Iterator[Finding]:
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        if key in _TIME_FIELDS and isinstance(value, str) and parse_time(value) is None:
+            yield _at(record, [*keys, key], "invalid-time",
+                      f"'{value}' is not a real date or time; expected a valid calendar date and clock time")
+        elif isinstance(value, (dict, list)):
+            yield from _real_times(record, value, [*keys, key])
+
+
+def check_status(records: list[Record]) -> Iterator[Finding]:
+    """resolved-without-time: a resolved incident says when."""
+    for record in records:
+        if record.kind == "incident" and record.get("status") == "resolved" and "resolved_at" not in record.data:
+            yield _at(record, ["status"], "resolved-without-time",
+                      "status is 'resolved' but resolved_at is missing; expected resolved_at")
+
+
+def check_ladders(records: list[Record]) -> Iterator[Finding]:
+    """ladder-order: checks go from cheap to expensive."""
+    for record in records:
+        if record.kind != "ladder":
+            continue
+        steps = record.get("steps", [])
+        for i in range(1, len(steps)):
+            before, cost = steps[i - 1]["cost_seconds"], steps[i]["cost_seconds"]
+            if cost < before:
+                yield _at(record, ["steps", i, "cost_seconds"], "ladder-order",
+                          f"step {i + 1} costs {cost} s, less than step {i} ({before} s); "
+                          "expected steps ordered cheapest first")
+
+
+RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
+    check_times, check_status, check_ladders)
+
+
+def check_all(records: list[Record], universe: list[Record]) -> list[Finding]:
+    """Findings of every cross-record rule for ``records``; references resolve in ``universe``."""
+    found = list(check_ids(records, universe))
+    found.extend(check_references(records, Index(universe)))
+    for rule in RULES:
+        found.extend(rule(records))
+    return found

@@ -1,0 +1,36 @@
+"""A finding is one located problem in one record file."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """``path:line:col: [rule] message``; line and col are 1-based."""
+
+    path: str
+    line: int
+    col: int
+    rule: str
+    message: str
+    severity: Severity = Severity.ERROR
+
+    def format(self, *, relative_to: Path | None = None) -> str:
+        shown = self.path
+        if relative_to is not None:
+            try:
+                shown = str(Path(self.path).resolve().relative_to(relative_to.resolve()))
+            except ValueError:
+                pass
+        prefix = "warning: " if self.severity is Severity.WARNING else ""
+        return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
+
+    def as_error(self) -> "Finding":
+        return Finding(self.path, self.line, self.col, self.rule, self.message, Severity.ERROR)
