@@ -1,6 +1,7 @@
 """Rules across records. Each rule has a stable id that appears in its findings."""
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
@@ -28,18 +29,18 @@ def _at(record: Record, keys: Keys, rule: str, message: str) -> Finding:
 
 
 def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding]:
-    """id-mismatch and duplicate-id (the first file by path keeps the id)."""
-    first: dict[tuple[str, str], Record] = {}
-    for record in sorted(universe, key=lambda r: r.path):
-        first.setdefault((record.kind, record.id), record)
+    """id-mismatch and duplicate-id (reported on every validated file that shares the id)."""
+    paths: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for record in universe:
+        paths[(record.kind, record.id)].append(record.path)
     for record in records:
         if record.id != record.stem:
             yield _at(record, ["id"], "id-mismatch",
                       f"id '{record.id}' does not match the file name; expected '{record.stem}'")
-        earlier = first.get((record.kind, record.id), record)
-        if earlier.path != record.path:
+        others = sorted(p for p in paths[(record.kind, record.id)] if p != record.path)
+        if others:
             yield _at(record, ["id"], "duplicate-id",
-                      f"id '{record.id}' is already used by {earlier.path}; expected a unique id")
+                      f"id '{record.id}' is also used by {os.path.relpath(others[0])}; expected a unique id")
 
 
 def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:

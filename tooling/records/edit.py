@@ -30,10 +30,11 @@ def parse_assignment(text: str) -> tuple[list[str], Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
         raise UsageError(f"expected FIELD=VALUE but received: {text!r}")
-    loaded = parse_text("<value>", raw) if raw.strip() else None
-    if loaded is not None and loaded.findings:
-        raise UsageError(f"{key}: {loaded.findings[0].message}")
-    return key.split("."), (loaded.data if loaded is not None else "")
+    try:
+        value = roundtrip.load_value(raw) if raw.strip() else ""
+    except ValueError as exc:
+        raise UsageError(f"{key}: {exc}; expected a YAML value") from None
+    return key.split("."), value
 
 
 def _insert_in_schema_order(document: Any, key: str, value: Any) -> None:

@@ -6,10 +6,10 @@ the file only when a finding has to point into it.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Sequence
 
 import yaml
@@ -179,7 +179,8 @@ def load_file(path: str) -> Loaded:
 
 
 @lru_cache(maxsize=256)
-def _compose(path: str) -> Node | None:
+def _compose(path: str, mtime_ns: int, size: int) -> Node | None:
+    """Cached by absolute path and stat, so an edited or different file is never mixed up."""
     text, problem = read_text(path)
     if problem is not None or text is None:
         return None
@@ -188,7 +189,11 @@ def _compose(path: str) -> Node | None:
 
 def locate(path: str, keys: Sequence[str | int], *, at_key: bool = False) -> tuple[int, int]:
     """1-based line:col of the value at ``keys`` (or of its key), as deep as it exists."""
-    node = _compose(path)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return 1, 1
+    node = _compose(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
     if node is None:
         return 1, 1
     mark = node.start_mark

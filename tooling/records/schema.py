@@ -28,7 +28,8 @@ def schema_for(kind: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _fast(kind: str) -> Callable[[Any], Any]:
-    return fastjsonschema.compile(schema_for(kind))
+    # Formats are left to the invalid-time rule, so both paths agree on what is valid.
+    return fastjsonschema.compile(schema_for(kind), use_formats=False, use_default=False)
 
 
 @lru_cache(maxsize=None)
@@ -44,8 +45,10 @@ def describe(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return "null (an empty value)"
-    if isinstance(value, (dict, list)):
-        return "a mapping" if isinstance(value, dict) else "a list"
+    if isinstance(value, dict):
+        return "a mapping" if value else "an empty mapping"
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'s' * (len(value) != 1)}" if value else "an empty list"
     return str(value)
 
 

@@ -22,6 +22,13 @@ HEADERS = {
 }
 
 
+INCIDENT_FLAGS = {
+    "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",
+    "layer": "--layer", "signatures": "--signature", "nodes": "--node", "ranks": "--rank",
+    "detected_at": "--detected-at", "reported_by": "--reported-by",
+}
+
+
 def now() -> str:
     return datetime.now().astimezone().replace(microsecond=0).isoformat()
 
@@ -42,8 +49,10 @@ def existing_ids(root: Path, kind: str) -> list[str]:
 
 
 def _check_values(kind: str, values: dict[str, Any], flags: dict[str, str]) -> None:
-    problems = [f"{flags.get(field.split('.')[0], field)}: {message}"
-                for field, message in field_errors(kind, values)]
+    """Report bad values by the option they came from; derived fields only echo them."""
+    errors = field_errors(kind, values)
+    from_flags = [(f, m) for f, m in errors if f.split(".")[0] in flags]
+    problems = [f"{flags.get(f.split('.')[0], f)}: {m}" for f, m in (from_flags or errors)]
     if problems:
         raise UsageError("; ".join(problems))
 
@@ -72,7 +81,7 @@ def new_incident(*, root: Path, title: str, run: str, severity: str, symptom: st
         "impact": {"gpu_hours_lost": 0, "steps_lost": 0}, "actions": [], "root_cause": "",
         "links": [], "tags": [],
     }
-    _check_values("incident", values, {k: f"--{k.replace('_', '-')}" for k in values})
+    _check_values("incident", values, INCIDENT_FLAGS)
     if parse_time(detected) is None:
         raise UsageError(f"--detected-at: {detected!r} is not a real date and time")
     directory = root / KINDS["incident"].directory

@@ -1,0 +1,132 @@
+"""Scaffolding records: new-incident (flags, prompts, concurrency), new-postmortem, new-run."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from conftest import snapshot, tooling
+
+INCIDENT = ["new-incident", "--title", "Rank 17 hung in all-reduce", "--run", "demo-7b",
+            "--severity", "sev2", "--symptom", "hang", "--signature", "NCCL WARN Timeout",
+            "--node", "node017", "--rank", "17", "--detected-at", "2026-11-29T02:47:00+00:00"]
+
+
+def test_new_incident_writes_a_commented_valid_file(repo: Path) -> None:
+    result = tooling(*INCIDENT, cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (0, "created incidents/INC-0003.yaml\n", "")
+    text = (repo / "incidents" / "INC-0003.yaml").read_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("# yaml-language-server: $schema=")
+    assert lines[0].endswith("tooling/schemas/incident.schema.json")
+    schema_ref = lines[0].split("$schema=", 1)[1]
+    assert (repo / "incidents" / schema_ref).resolve().is_file()
+    assert "# Error signatures copied verbatim from logs" in text
+    assert "id: INC-0003\n" in text and "  - NCCL WARN Timeout\n" in text
+    assert "# resolved_at:\n" in text  # optional fields are offered, commented out
+    check = tooling("validate", "--strict", cwd=repo)
+    assert (check.returncode, check.stdout) == (0, "")
+
+
+def test_new_incident_without_a_terminal_refuses_instead_of_prompting(repo: Path) -> None:
+    before = snapshot(repo)
+    result = tooling("new-incident", "--title", "Loss went NaN at step 1200", cwd=repo)
+    assert result.returncode == 2
+    assert result.stderr == ("tooling: error: missing --severity, --symptom (standard input is not "
+                             "a terminal, so tooling cannot ask; pass them as options)\n")
+    assert snapshot(repo) == before
+
+
+def test_new_incident_rejects_a_bad_value_and_writes_nothing(repo: Path) -> None:
+    before = snapshot(repo)
+    args = [a if a != "sev2" else "critical" for a in INCIDENT]
+    result = tooling(*args, cwd=repo)
+    assert result.returncode == 2
+    assert result.stderr == ("tooling: error: --severity: Expected one of: ['sev1', 'sev2', 'sev3', "
+                             "'sev4'] but received: 'critical'\n")
+    assert snapshot(repo) == before
+
+
+def test_new_incident_rejects_an_unknown_run(repo: Path) -> None:
+    args = [a if a != "demo-7b" else "demo-70b" for a in INCIDENT]
+    result = tooling(*args, cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        2, "tooling: error: --run: Expected one of: ['demo-7b'] but received: 'demo-70b'\n")
+
+
+def test_new_incident_rejects_a_timestamp_without_offset(repo: Path) -> None:
+    args = [a if not a.startswith("2026-11-29T") else "2026-11-29 02:47" for a in INCIDENT]
+    result = tooling(*args, cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        2, "tooling: error: --detected-at: expected a timestamp with a timezone offset, such as "
+           "2026-03-14T02:47:00+00:00 but received: '2026-11-29 02:47'\n")
+
+
+def test_twenty_concurrent_new_incidents_give_twenty_distinct_valid_files(repo: Path) -> None:
+    procs = [subprocess.Popen([sys.executable, "-m", "tooling", *INCIDENT[:2], f"Hang number {i} on node017",
+                               *INCIDENT[3:]], cwd=repo, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(20)]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 20, outputs
+    created = sorted(out.strip() for out, _ in outputs)
+    assert created == [f"created incidents/INC-{n:04d}.yaml" for n in range(3, 23)]
+    titles = {(repo / line.split()[1]).read_text().split("\ntitle: ", 1)[1].split("\n", 1)[0]
+              for line in created}
+    assert titles == {f"Hang number {i} on node017" for i in range(20)}
+    assert not list((repo / "incidents").glob(".*.tmp"))
+    check = tooling("validate", "--strict", cwd=repo)
+    assert (check.returncode, check.stdout) == (0, "")
+
+
+def test_new_incident_prompts_on_a_terminal(repo: Path) -> None:
+    child = pexpect.spawn(sys.executable, ["-m", "tooling", "new-incident"], cwd=str(repo),
+                          encoding="utf-8", timeout=30)
+    child.expect_exact("Title (what broke, where, how it showed): ")
+    child.sendline("Loss went NaN after the LR warmup change")
+    child.expect_exact("Training run [demo-7b] (default: demo-7b): ")
+    child.sendline("")
+    child.expect_exact("Severity [sev1/sev2/sev3/sev4]: ")
+    child.sendline("urgent")
+    child.expect_exact("Expected one of: ['sev1', 'sev2', 'sev3', 'sev4'] but received: 'urgent'")
+    child.expect_exact("Severity [sev1/sev2/sev3/sev4]: ")
+    child.sendline("sev2")
+    child.expect_exact("Symptom [")
+    child.sendline("nan")
+    child.expect_exact("(default: unknown): ")
+    child.sendline("")
+    child.expect_exact("created incidents/INC-0003.yaml")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    text = (repo / "incidents" / "INC-0003.yaml").read_text()
+    assert "symptom: nan\n" in text and "layer: unknown\n" in text and "run: demo-7b\n" in text
+
+
+def test_new_postmortem_and_new_run(repo: Path) -> None:
+    result = tooling("new-postmortem", "INC-0001", "--author", "carol", cwd=repo)
+    assert (result.returncode, result.stdout) == (0, "created incidents/PM-0002.yaml\n")
+    text = (repo / "incidents" / "PM-0002.yaml").read_text()
+    assert "incidents:\n  - INC-0001\n" in text and "status: draft\n" in text
+    assert "duration_minutes: 30" in text
+    result = tooling("new-run", "llama-13b", "--title", "13B continued pretraining", "--owner", "dana", cwd=repo)
+    assert (result.returncode, result.stdout) == (0, "created runbooks/runs/llama-13b.yaml\n")
+    check = tooling("validate", "--strict", cwd=repo)
+    assert (check.returncode, check.stdout) == (0, "")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["new-postmortem", "INC-0404"], "no such incident: INC-0404; expected ids of files in incidents/"),
+    (["new-run", "demo-7b"], "runbooks/runs/demo-7b.yaml: a run named 'demo-7b' already exists"),
+    (["new-run", "Demo 7B"], "NAME: expected lower-case letters, digits and dashes, such as demo-7b "
+                             "but received: 'Demo 7B'"),
+])
+def test_new_record_errors(repo: Path, args: list[str], message: str) -> None:
+    before = snapshot(repo)
+    result = tooling(*args, cwd=repo)
+    assert result.returncode in (1, 2)
+    assert result.stderr.replace(str(repo) + "/", "") == f"tooling: error: {message}\n"
+    assert snapshot(repo) == before
