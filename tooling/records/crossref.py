@@ -116,22 +116,35 @@ def _time_pairs(record: Record) -> list[tuple[Keys, Keys]]:
 def check_times(records: list[Record]) -> Iterator[Finding]:
     """invalid-time (not a real date) and time-order."""
     for record in records:
-        yield from _real_times(record, record.data, [])
+        for keys, value in _time_values(record):
+            if parse_time(value) is None:
+                yield _at(record, keys, "invalid-time", f"'{value}' is not a real date or time; "
+                          "expected a valid calendar date and clock time")
         yield from _ordered(record, _time_pairs(record))
 
 
-_TIME_FIELDS = {"detected_at", "mitigated_at", "resolved_at", "at", "start", "end", "since",
-                "saved_at", "updated_at", "due", "date", "created", "reviewed_on"}
+# Where each kind keeps dates and times; '*' is every item of a list.
+_TIME_PATHS: dict[str, tuple[str, ...]] = {
+    "incident": ("detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
+    "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.due", "review.date"),
+    "run": ("last_good_checkpoint.saved_at", "debugging.*.since", "oncall.shifts.*.start",
+            "oncall.shifts.*.end", "updated_at"),
+}
 
 
-def _real_times(record: Record, data: Any, keys: Keys) -> Iterator[Finding]:
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        if key in _TIME_FIELDS and isinstance(value, str) and parse_time(value) is None:
-            yield _at(record, [*keys, key], "invalid-time",
-                      f"'{value}' is not a real date or time; expected a valid calendar date and clock time")
-        elif isinstance(value, (dict, list)):
-            yield from _real_times(record, value, [*keys, key])
+def _time_values(record: Record) -> Iterator[tuple[Keys, Any]]:
+    for path in _TIME_PATHS.get(record.kind, ()):
+        yield from _expand(record.data, path.split("."), [])
+
+
+def _expand(data: Any, parts: list[str], keys: Keys) -> Iterator[tuple[Keys, Any]]:
+    if not parts:
+        yield keys, data
+    elif parts[0] == "*" and isinstance(data, list):
+        for i, item in enumerate(data):
+            yield from _expand(item, parts[1:], [*keys, i])
+    elif isinstance(data, dict) and parts[0] in data:
+        yield from _expand(data[parts[0]], parts[1:], [*keys, parts[0]])
 
 
 def check_status(records: list[Record]) -> Iterator[Finding]:

@@ -33,9 +33,11 @@ class _RecordLoader(yaml.CSafeLoader):
     }
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, MappingNode):
-            _reject_duplicate_keys(node)
-        return super().construct_mapping(node, deep=deep)
+        own = node.value  # merge keys (<<) replace node.value with a longer list
+        mapping = super().construct_mapping(node, deep=deep)
+        if len(mapping) != len(own) or node.value is not own:  # only then can a key repeat
+            _reject_duplicate_keys(own)
+        return mapping
 
 
 class DuplicateKeyError(yaml.MarkedYAMLError):
@@ -46,12 +48,9 @@ class AliasBombError(yaml.MarkedYAMLError):
     pass
 
 
-def _reject_duplicate_keys(node: MappingNode) -> None:
-    keys = [k.value for k, _ in node.value if isinstance(k, ScalarNode)]
-    if len(set(keys)) == len(keys):
-        return
+def _reject_duplicate_keys(pairs: list[tuple[Node, Node]]) -> None:
     seen: dict[str, Node] = {}
-    for key_node, _ in node.value:
+    for key_node, _ in pairs:
         if not isinstance(key_node, ScalarNode):
             continue
         first = seen.setdefault(key_node.value, key_node)

@@ -34,11 +34,20 @@ class Report:
         return any(f.severity is Severity.ERROR for f in self.problems(strict=strict))
 
 
+def _walk(folder: Path) -> list[str]:
+    found = []
+    for parent, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(parent, n) for n in sorted(names)
+                     if n.endswith(_SUFFIXES) and not n.startswith("."))
+    return found
+
+
 def collect_files(paths: Iterable[Path]) -> list[str]:
     files: list[str] = []
     for path in paths:
         if path.is_dir():
-            files.extend(str(p) for p in sorted(path.rglob("*")) if p.suffix in _SUFFIXES and p.is_file())
+            files.extend(_walk(path))
         elif path.is_file():
             files.append(str(path))
         else:
@@ -98,6 +107,6 @@ def validate(paths: Sequence[Path], *, root: Path | None = None, jobs: int | Non
 
 def _other_records(root: Path, seen: set[str], jobs: int | None) -> list[Record]:
     """Records of the repository outside the validated paths, only to resolve references."""
-    seen_real = {os.path.realpath(p) for p in seen}
-    others = [p for p in repository_files(root) if os.path.realpath(p) not in seen_real]
+    seen_abs = {os.path.abspath(p) for p in seen}
+    others = [p for p in repository_files(root) if os.path.abspath(p) not in seen_abs]
     return [Record(p, d) for p, d, _ in check_files(others, jobs=jobs) if _usable(d)]
