@@ -32,6 +32,12 @@ class _RecordLoader(yaml.CSafeLoader):
         for first, resolvers in yaml.CSafeLoader.yaml_implicit_resolvers.items()
     }
 
+    # Only JSON-shaped data: binary, sets and ordered pairs have no place in a record.
+    yaml_constructors = {
+        tag: constructor for tag, constructor in yaml.CSafeLoader.yaml_constructors.items()
+        if tag not in {f"tag:yaml.org,2002:{t}" for t in ("binary", "set", "omap", "pairs")}
+    }
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         own = node.value  # merge keys (<<) replace node.value with a longer list
         mapping = super().construct_mapping(node, deep=deep)
@@ -64,14 +70,18 @@ def _reject_duplicate_keys(pairs: list[tuple[Node, Node]]) -> None:
 
 
 def _check_alias_expansion(root: Node) -> None:
-    """Fail when expanding aliases would exceed MAX_EXPANDED_NODES (memoised, so linear)."""
+    """Fail on recursive aliases, or when expanding aliases would exceed MAX_EXPANDED_NODES."""
     sizes: dict[int, int] = {}
+    active: set[int] = set()
 
     def size(node: Node) -> int:
         known = sizes.get(id(node))
         if known is not None:
             return known
-        sizes[id(node)] = 1  # a recursive alias counts once instead of looping
+        if id(node) in active:
+            raise AliasBombError(problem="alias refers to itself; expected data without "
+                                 "recursive aliases", problem_mark=node.start_mark)
+        active.add(id(node))
         total = 1
         if isinstance(node, SequenceNode):
             total += sum(size(child) for child in node.value)
@@ -83,6 +93,7 @@ def _check_alias_expansion(root: Node) -> None:
                 "expected a record without alias bombs (write the values out)",
                 problem_mark=node.start_mark,
             )
+        active.discard(id(node))
         sizes[id(node)] = total
         return total
 
@@ -165,6 +176,8 @@ def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
         return Finding(path, line, col, "unsafe-tag",
                        f"tag '{tag}' is not allowed; expected plain YAML data "
                        "(mappings, lists, strings, numbers, booleans)")
+    if exc.context and exc.context.startswith("expected") and problem.startswith("but "):
+        return Finding(path, line, col, "yaml-syntax", f"{problem[4:]}; {exc.context.strip()}")
     context = f" ({exc.context.strip()})" if exc.context else ""
     return Finding(path, line, col, "yaml-syntax", f"{problem}{context}; expected valid YAML")
 
