@@ -30,9 +30,6 @@ class Report:
             return [f.as_error() if f.severity is Severity.WARNING else f for f in self.findings]
         return self.findings
 
-    def failed(self, *, strict: bool) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.problems(strict=strict))
-
 
 def _walk(folder: Path) -> list[str]:
     found = []

@@ -1,0 +1,77 @@
+"""The loader's guards and the atomic writers, at unit level."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tooling.records.atomic import create_file, replace_file
+from tooling.records.load import locate, parse_text
+from tooling.records.roundtrip import guess_indent
+from tooling.scaffold.ids import create_next
+
+
+def test_timestamps_and_dates_stay_text_with_their_offsets() -> None:
+    loaded = parse_text("t.yaml", "at: 2026-11-02T03:14:00+09:00\ndue: 2026-12-01\n")
+    assert loaded.data == {"at": "2026-11-02T03:14:00+09:00", "due": "2026-12-01"}
+
+
+def test_merge_keys_may_override_but_own_keys_may_not_repeat() -> None:
+    merged = parse_text("t.yaml", "base: &b {x: 1, y: 2}\nc:\n  <<: *b\n  x: 3\n")
+    assert merged.data["c"] == {"x": 3, "y": 2} and not merged.findings
+    repeated = parse_text("t.yaml", "c:\n  <<: {x: 1}\n  x: 3\n  x: 4\n")
+    assert [f.format() for f in repeated.findings] == [
+        "t.yaml:4:3: [duplicate-key] duplicate key 'x' (first defined at line 3); expected each key once per mapping"]
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    assert parse_text("t.yaml", "\ufeffkind: run\n").data == {"kind": "run"}
+
+
+def test_small_aliases_are_fine() -> None:
+    assert parse_text("t.yaml", "a: &x [1, 2]\nb: *x\n").data == {"a": [1, 2], "b": [1, 2]}
+
+
+def test_locate_points_at_values_and_keys(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text("# c\nkind: incident\ntimeline:\n  - at: x\n    event: y\n")
+    assert locate(str(path), ["timeline", 0, "event"]) == (5, 12)
+    assert locate(str(path), ["timeline", 0, "event"], at_key=True) == (5, 5)
+    assert locate(str(path), ["timeline", 7]) == (4, 3)  # as deep as it exists
+    path.write_text("kind: incident\n\n\ntimeline: []\n")  # an edited file is re-read
+    assert locate(str(path), ["timeline"]) == (4, 11)
+
+
+def test_create_file_never_overwrites_and_leaves_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "INC-0001.yaml"
+    create_file(target, "first\n")
+    with pytest.raises(FileExistsError):
+        create_file(target, "second\n")
+    assert target.read_text() == "first\n"
+    assert os.listdir(tmp_path) == ["INC-0001.yaml"]
+
+
+def test_replace_file_keeps_the_mode(tmp_path: Path) -> None:
+    target = tmp_path / "run.yaml"
+    target.write_text("old\n")
+    target.chmod(0o600)
+    replace_file(target, "new\n")
+    assert target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o600
+    assert os.listdir(tmp_path) == ["run.yaml"]
+
+
+def test_create_next_skips_taken_numbers(tmp_path: Path) -> None:
+    (tmp_path / "INC-0007.yaml").write_text("taken\n")
+    record_id, path = create_next(tmp_path, "INC-", lambda i: f"id: {i}\n")
+    assert (record_id, path.read_text()) == ("INC-0008", "id: INC-0008\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a:\n  b: 1\nc:\n  - x\n", (2, 4, 2)),
+    ("a:\n    b: 1\nc:\n-   x\n", (4, 4, 0)),
+    ("a:\n    b: 1\nc:\n    -   x\n", (4, 8, 4)),
+    ("a: 1\n", (2, 4, 2)),
+])
+def test_guess_indent(text: str, expected: tuple[int, int, int]) -> None:
+    assert guess_indent(text) == expected
