@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
@@ -44,11 +45,27 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--title")
     run.add_argument("--owner")
 
+    build = sub.add_parser("build", help="validate, render the generated pages and build the site (strict)")
+    build.add_argument("--site-dir", type=Path, help="where to write the site (default: site/)")
+    build.add_argument("--render-only", action="store_true", help="only write docs/generated/, skip mkdocs")
+    build.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)  # reproducible builds and tests
+
+    serve = sub.add_parser("serve", help="build, serve with live reload, re-render when a record changes")
+    serve.add_argument("--dev-addr", default="127.0.0.1:8000", help="host:port (default: %(default)s)")
+    serve.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
                       help="a field (dotted for nested) and a YAML value, e.g. status=resolved")
     return parser
+
+
+def _timestamp(text: str) -> datetime:
+    when = datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"expected a timestamp with a timezone offset but received: {text!r}")
+    return when
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,6 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -81,6 +102,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "new-run":
         from tooling.commands.new_run import new_run_command
         return new_run_command(args.name, root=root, title=args.title, owner=args.owner)
+    if args.command == "build":
+        from tooling.commands.build import build_command
+        return build_command(root=root, now=args.now or _now(), site_dir=args.site_dir,
+                             render_only=args.render_only)
+    if args.command == "serve":
+        from tooling.commands.serve import serve_command
+        return serve_command(root=root, dev_addr=args.dev_addr, now=args.now)
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

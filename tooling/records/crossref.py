@@ -103,7 +103,7 @@ def _time_pairs(record: Record) -> list[tuple[Keys, Keys]]:
     data = record.data
     pairs: list[tuple[Keys, Keys]] = []
     if record.kind == "incident":
-        present = [k for k in ("detected_at", "mitigated_at", "resolved_at") if k in data]
+        present = [k for k in ("started_at", "detected_at", "mitigated_at", "resolved_at") if k in data]
         pairs += [([a], [b]) for a, b in zip(present, present[1:])]
     for field in ("timeline",):
         pairs += [([field, i, "at"], [field, i + 1, "at"]) for i in range(len(data.get(field, [])) - 1)]
@@ -125,7 +125,7 @@ def check_times(records: list[Record]) -> Iterator[Finding]:
 
 # Where each kind keeps dates and times; '*' is every item of a list.
 _TIME_PATHS: dict[str, tuple[str, ...]] = {
-    "incident": ("detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
+    "incident": ("started_at", "detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
     "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.due", "review.date"),
     "run": ("last_good_checkpoint.saved_at", "debugging.*.since", "oncall.shifts.*.start",
             "oncall.shifts.*.end", "updated_at"),
