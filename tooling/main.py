@@ -54,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--dev-addr", default="127.0.0.1:8000", help="host:port (default: %(default)s)")
     serve.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
+    publish = sub.add_parser("publish", help="deploy a version of the site with mike (gh-pages branch)")
+    publish.add_argument("version", help="version name, e.g. 0.3 or 2026-11-29")
+    publish.add_argument("--alias", default="latest", help="alias to point at it (default: %(default)s)")
+    publish.add_argument("--branch", default="gh-pages", help="branch holding the versions (default: %(default)s)")
+    publish.add_argument("--push", action="store_true", help="push the branch to its remote")
+    publish.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -109,6 +116,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "serve":
         from tooling.commands.serve import serve_command
         return serve_command(root=root, dev_addr=args.dev_addr, now=args.now)
+    if args.command == "publish":
+        from tooling.commands.publish import publish_command
+        return publish_command(args.version, root=root, alias=args.alias, now=args.now or _now(),
+                               push=args.push, branch=args.branch)
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

@@ -1,0 +1,15 @@
+"""`tooling publish VERSION`: a versioned copy of the site on the gh-pages branch (mike)."""
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from tooling.site.publish import publish
+
+
+def publish_command(version: str, *, root: Path, alias: str, now: datetime, push: bool, branch: str) -> int:
+    publish(root, version=version, alias=alias, now=now, push=push, branch=branch)
+    where = f"{branch} (pushed)" if push else f"local branch {branch}"
+    print(f"published {version} as {alias} on {where}", file=sys.stderr)
+    return 0
