@@ -9,7 +9,7 @@ import fastjsonschema
 import jsonschema
 import pytest
 
-from conftest import CORPUS, PROJECT, tooling
+from support import CORPUS, PROJECT, tooling
 from tooling.main import main
 from tooling.records.load import load_file
 from tooling.records.schema import _fast, schema_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from conftest import snapshot, tooling
+from support import snapshot, tooling
 
 HAND_WRITTEN = """\
 # yaml-language-server: $schema=../tooling/schemas/incident.schema.json

@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conftest import snapshot, tooling
+from support import snapshot, tooling
 
 INCIDENT = ["new-incident", "--title", "Rank 17 hung in all-reduce", "--run", "demo-7b",
             "--severity", "sev2", "--symptom", "hang", "--signature", "NCCL WARN Timeout",

@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--alias", default="latest", help="alias to point at it (default: %(default)s)")
     publish.add_argument("--branch", default="gh-pages", help="branch holding the versions (default: %(default)s)")
     publish.add_argument("--push", action="store_true", help="push the branch to its remote")
+    publish.add_argument("--no-set-default", dest="set_default", action="store_false",
+                         help="leave the site's default version as it is")
     publish.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
@@ -119,7 +121,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "publish":
         from tooling.commands.publish import publish_command
         return publish_command(args.version, root=root, alias=args.alias, now=args.now or _now(),
-                               push=args.push, branch=args.branch)
+                               push=args.push, branch=args.branch, set_default=args.set_default)
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

@@ -8,8 +8,9 @@ from pathlib import Path
 from tooling.site.publish import publish
 
 
-def publish_command(version: str, *, root: Path, alias: str, now: datetime, push: bool, branch: str) -> int:
-    publish(root, version=version, alias=alias, now=now, push=push, branch=branch)
+def publish_command(version: str, *, root: Path, alias: str, now: datetime, push: bool, branch: str,
+                    set_default: bool) -> int:
+    publish(root, version=version, alias=alias, now=now, push=push, branch=branch, set_default=set_default)
     where = f"{branch} (pushed)" if push else f"local branch {branch}"
     print(f"published {version} as {alias} on {where}", file=sys.stderr)
     return 0
