@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
 
 
 @dataclass
-class IncidentView:
+class IncidentView(RecordView):
     record: Record
     detected: datetime
     started: datetime | None
@@ -19,14 +20,6 @@ class IncidentView:
     repeats: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
     postmortems: list[str] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.record.data
 
     @property
     def time_to_detect(self) -> timedelta | None:

@@ -6,6 +6,7 @@ from datetime import date, datetime
 from typing import Any
 
 from tooling.analysis.incidents import IncidentView
+from tooling.analysis.view import RecordView
 from tooling.records.model import Record
 
 CLOSED = ("done", "wont-do")
@@ -25,18 +26,10 @@ class ActionItemRow:
 
 
 @dataclass(frozen=True)
-class PostmortemView:
+class PostmortemView(RecordView):
     record: Record
     incidents: list[IncidentView]
     items: list[ActionItemRow]
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.record.data
 
 
 def _items(record: Record, today: date) -> list[ActionItemRow]:

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tooling.analysis.incidents import IncidentView
+from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
 
 STALE_AFTER = timedelta(hours=24)  # the wiki page of a live run is updated at least daily
@@ -20,7 +21,7 @@ class Shift:
 
 
 @dataclass(frozen=True)
-class RunCard:
+class RunCard(RecordView):
     record: Record
     age: timedelta
     stale: bool
@@ -29,14 +30,6 @@ class RunCard:
     oncall_next: Shift | None
     known_issues: list[tuple[dict[str, Any], IncidentView | None]]
     open_incidents: list[IncidentView] = field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def data(self) -> dict[str, Any]:
-        return self.record.data
 
     @property
     def age_hours(self) -> int:
