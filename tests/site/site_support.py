@@ -1,0 +1,85 @@
+"""Building a copy of this project's site with a stale run and a hostile record in it."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[2]
+NOW = "2026-11-29T12:00:00+00:00"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+XSS_TITLE = "<img src=x onerror=alert(1)> hang on node666"
+STALE_RUN = """kind: run
+id: stale-13b
+title: Stale 13B finetune
+owner: dana
+state: running
+known_issues:
+  - incident: INC-0900
+    summary: "<script>alert('issue')</script> [click me](javascript:alert(2))"
+updated_at: 2026-11-20T08:00:00+00:00
+"""
+XSS_INCIDENT = f"""kind: incident
+id: INC-0900
+title: "{XSS_TITLE}"
+run: stale-13b
+status: open
+severity: sev3
+symptom: hang
+layer: unknown
+signatures: ["<svg onload=alert(3)>", "`code` ** not bold **"]
+detected_at: 2026-11-21T01:00:00+00:00
+timeline:
+  - at: 2026-11-21T01:00:00+00:00
+    event: "<script>alert('timeline')</script> [x](javascript:alert(4)) <b>bold?</b>"
+root_cause: "[link](javascript:alert(5)) and <iframe src=javascript:alert(6)></iframe>"
+links:
+  - title: "<img src=y onerror=alert(7)>"
+    url: https://logs.example.org/run?a=1&b=<2>
+"""
+
+OVERDUE_POSTMORTEM = """kind: postmortem
+id: PM-0900
+title: Hang on node666 and the missing watchdog
+incidents: [INC-0900]
+status: draft
+summary: ""
+action_items:
+  - description: Drain nodes on Xid 79 automatically and swap in a spare
+    owner: ben
+    due: 2026-11-01
+    status: open
+    kind: automate
+  - description: Alert when a rank stops making progress
+    due: 2026-12-20
+    status: open
+    kind: detect
+"""
+
+
+def copy_project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """This project's records, docs and mkdocs.yml (plus ``extra`` files), committed to a new repo."""
+    for name in ("incidents", "runbooks", "docs"):
+        shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
+    shutil.copy(PROJECT / "mkdocs.yml", root)
+    for relative, text in (extra or {}).items():
+        (root / relative).write_text(text)
+    git = ["git", "-c", "user.name=Site Test", "-c", "user.email=site@test", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "records for the site test"], check=True)
+    return root
+
+
+def build_site(root: Path) -> Path:
+    """The copy with a stale run, a hostile record and an overdue postmortem, built into ``root/site``."""
+    copy_project(root, {"runbooks/runs/stale-13b.yaml": STALE_RUN, "incidents/INC-0900.yaml": XSS_INCIDENT,
+                        "incidents/PM-0900.yaml": OVERDUE_POSTMORTEM})
+    result = subprocess.run([sys.executable, "-m", "tooling", "build", "--now", NOW, "--site-dir", "site"],
+                            cwd=root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return root / "site"

@@ -1,0 +1,66 @@
+"""Charts as inline SVG, drawn at build time: no JavaScript, no CDN, readable without colour."""
+from __future__ import annotations
+
+from datetime import date
+
+from markupsafe import Markup
+
+from tooling.site.escape import html_text
+
+# One colour per layer of the stack cross-section (colour-blind-friendly order).
+PALETTE = {
+    "model-code": "#4477aa", "framework": "#66ccee", "cuda-libraries": "#228833",
+    "nccl": "#ccbb44", "driver": "#ee6677", "gpu-hardware": "#aa3377", "host": "#bbbbbb",
+    "network-fabric": "#332288", "storage": "#117733", "scheduler": "#882255",
+    "human-ops": "#999933", "unknown": "#dddddd",
+}
+
+
+def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" role="img" aria-label="{html_text(label)}" '
+            f'class="playbook-chart" style="max-width:100%;height:auto">'
+            f"<title>{html_text(label)}</title>")
+    return Markup(head + "".join(body) + "</svg>")
+
+
+def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label: str) -> Markup:
+    """Incidents per week, one stacked bar per week, one colour per layer, legend below."""
+    bar, gap, chart_h, left = 28, 10, 160, 30
+    width = left + len(weeks) * (bar + gap) + 20
+    peak = max([sum(col) for col in zip(*per_layer.values())] or [1]) or 1
+    body = [f'<line x1="{left}" y1="{chart_h}" x2="{width - 10}" y2="{chart_h}" stroke="#888"/>',
+            f'<text x="{left - 6}" y="16" font-size="11" text-anchor="end">{peak}</text>',
+            f'<text x="{left - 6}" y="{chart_h}" font-size="11" text-anchor="end">0</text>']
+    for i, week in enumerate(weeks):
+        x, y = left + i * (bar + gap) + gap, chart_h
+        for layer, counts in per_layer.items():
+            if counts[i]:
+                h = counts[i] / peak * (chart_h - 10)
+                y -= h
+                body.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" '
+                            f'fill="{PALETTE.get(layer, "#777")}"><title>{html_text(layer)}: '
+                            f'{counts[i]} in week of {week.isoformat()}</title></rect>')
+        body.append(f'<text x="{x + bar / 2}" y="{chart_h + 14}" font-size="10" '
+                    f'text-anchor="middle">{week.strftime("%m-%d")}</text>')
+    legend_y = chart_h + 34
+    for j, layer in enumerate(per_layer):
+        lx, ly = left + (j % 4) * 150, legend_y + (j // 4) * 16
+        body.append(f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" fill="{PALETTE.get(layer, "#777")}"/>'
+                    f'<text x="{lx + 14}" y="{ly}" font-size="11">{html_text(layer)}</text>')
+    height = legend_y + ((len(per_layer) + 3) // 4) * 16 + 4
+    return _svg(max(width, left + 4 * 150), height, label, body)
+
+
+def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str) -> Markup:
+    """One bar per (name, value), largest first as given, the value printed at its end."""
+    row, left, span = 22, 130, 360
+    peak = max([v for _, v in values] or [1]) or 1
+    body = []
+    for i, (name, value) in enumerate(values):
+        y = i * row + 4
+        w = value / peak * span
+        body.append(f'<text x="{left - 6}" y="{y + 13}" font-size="11" text-anchor="end">{html_text(name)}</text>'
+                    f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{PALETTE.get(name, "#4477aa")}"/>'
+                    f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{value:,.0f} {html_text(unit)}</text>')
+    return _svg(left + span + 110, len(values) * row + 8, label, body)
