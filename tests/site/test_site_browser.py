@@ -114,7 +114,7 @@ def test_incident_log_sorts_by_a_clicked_column(page: Page, site_url: str) -> No
 def test_trends_page_draws_its_charts_with_numbers_beside_them(page: Page, site_url: str) -> None:
     page.goto(site_url + "/generated/trends/")
     charts = page.locator("svg.playbook-chart")
-    expect(charts).to_have_count(2)
+    expect(charts).to_have_count(4)
     assert charts.first.bounding_box()["height"] > 100
     expect(page.locator("article")).to_contain_text("Mean time to resolve")
     expect(page.locator("article table").nth(1)).to_contain_text("all layers")

@@ -56,11 +56,12 @@ def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str) -
     """One bar per (name, value), largest first as given, the value printed at its end."""
     row, left, span = 22, 130, 360
     peak = max([v for _, v in values] or [1]) or 1
+    digits = 0 if peak >= 100 else 1
     body = []
     for i, (name, value) in enumerate(values):
         y = i * row + 4
         w = value / peak * span
         body.append(f'<text x="{left - 6}" y="{y + 13}" font-size="11" text-anchor="end">{html_text(name)}</text>'
                     f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{PALETTE.get(name, "#4477aa")}"/>'
-                    f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{value:,.0f} {html_text(unit)}</text>')
+                    f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{value:,.{digits}f} {html_text(unit)}</text>')
     return _svg(left + span + 110, len(values) * row + 8, label, body)

@@ -87,7 +87,13 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) ->
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label="Incidents per week by layer"),
                 gpu_chart=charts.horizontal_bars([(t.layer, t.gpu_hours) for t in analysis.trends.layers],
-                                                 label="GPU-hours lost by layer", unit="GPU-h"))
+                                                 label="GPU-hours lost by layer", unit="GPU-h"),
+                mttd_chart=charts.horizontal_bars([(t.layer, t.mttd_hours) for t in analysis.trends.layers
+                                                   if t.mttd_hours is not None],
+                                                  label="Mean time to detect by layer", unit="h"),
+                mttr_chart=charts.horizontal_bars([(t.layer, t.mttr_hours) for t in analysis.trends.layers
+                                                   if t.mttr_hours is not None],
+                                                  label="Mean time to resolve by layer", unit="h"))
 
 
 # Set before forking workers: (page list, template globals, output folder).
