@@ -17,7 +17,11 @@ INCIDENT = ["new-incident", "--title", "Rank 17 hung in all-reduce", "--run", "d
 
 def test_new_incident_writes_a_commented_valid_file(repo: Path) -> None:
     result = tooling(*INCIDENT, cwd=repo)
-    assert (result.returncode, result.stdout, result.stderr) == (0, "created incidents/INC-0003.yaml\n", "")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (
+        "created incidents/INC-0003.yaml\n"
+        "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):\n"
+        "  INC-0002  similar wording (0.57): NCCL timeout in all-reduce on node017\n")
     text = (repo / "incidents" / "INC-0003.yaml").read_text()
     lines = text.splitlines()
     assert lines[0].startswith("# yaml-language-server: $schema=")
@@ -72,7 +76,7 @@ def test_twenty_concurrent_new_incidents_give_twenty_distinct_valid_files(repo: 
              for i in range(20)]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 20, outputs
-    created = sorted(out.strip() for out, _ in outputs)
+    created = sorted(out.splitlines()[0] for out, _ in outputs)
     assert created == [f"created incidents/INC-{n:04d}.yaml" for n in range(3, 23)]
     titles = {(repo / line.split()[1]).read_text().split("\ntitle: ", 1)[1].split("\n", 1)[0]
               for line in created}
@@ -108,6 +112,7 @@ def test_new_incident_prompts_on_a_terminal(repo: Path) -> None:
 
 def test_new_postmortem_and_new_run(repo: Path) -> None:
     result = tooling("new-postmortem", "INC-0001", "--author", "carol", cwd=repo)
+    assert result.returncode == 0, result.stderr
     assert (result.returncode, result.stdout) == (0, "created incidents/PM-0002.yaml\n")
     text = (repo / "incidents" / "PM-0002.yaml").read_text()
     assert "incidents:\n  - INC-0001\n" in text and "status: draft\n" in text
@@ -130,3 +135,13 @@ def test_new_record_errors(repo: Path, args: list[str], message: str) -> None:
     assert result.returncode in (1, 2)
     assert result.stderr.replace(str(repo) + "/", "") == f"tooling: error: {message}\n"
     assert snapshot(repo) == before
+
+
+def test_new_incident_names_the_earlier_incident_with_the_same_signature(repo: Path) -> None:
+    result = tooling("new-incident", "--title", "All ranks stuck in a collective", "--run", "demo-7b",
+                     "--severity", "sev2", "--symptom", "hang", "--layer", "nccl",
+                     "--signature", "NCCL WARN Timeout at work 77 on node311", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1:] == [
+        "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):",
+        "  INC-0002  same error signature: NCCL timeout in all-reduce on node017"]

@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
                          help="leave the site's default version as it is")
     publish.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
+    repeats = sub.add_parser("repeats", help="failures seen more than once, ranked as automation candidates")
+    repeats.add_argument("--json", action="store_true", help="machine-readable output")
+    repeats.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -122,6 +126,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tooling.commands.publish import publish_command
         return publish_command(args.version, root=root, alias=args.alias, now=args.now or _now(),
                                push=args.push, branch=args.branch, set_default=args.set_default)
+    if args.command == "repeats":
+        from tooling.commands.repeats import repeats_command
+        return repeats_command(root=root, now=args.now or _now(), as_json_output=args.json)
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

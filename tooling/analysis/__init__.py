@@ -6,7 +6,9 @@ from datetime import datetime
 
 from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
+from tooling.analysis.repeats import Candidate, candidates, group_ids
 from tooling.analysis.runs import RunCard, run_cards
+from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends
 from tooling.records.model import Record
 
@@ -20,12 +22,15 @@ class Analysis:
     actions: list[ActionItemRow]
     trends: Trends
     ladders: list[Record]
+    candidates: list[Candidate]
+    suggestions: list[Suggestion]
 
 
 def analyse(records: list[Record], *, now: datetime) -> Analysis:
     """Everything the site shows, computed once from the records and a fixed 'now'."""
     incidents = incident_views(records)
     postmortems = postmortem_views(records, incidents, now=now)
+    groups = group_ids(incidents)
     return Analysis(
         now=now,
         runs=run_cards(records, incidents, now=now),
@@ -34,7 +39,10 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         actions=action_board(postmortems),
         trends=trends(incidents),
         ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
+        candidates=candidates(incidents, postmortems, groups=groups),
+        suggestions=likely_repeats(groups, Index(incidents)),
     )
 
 
-__all__ = ["Analysis", "analyse", "IncidentView", "PostmortemView", "RunCard", "ActionItemRow", "Trends"]
+__all__ = ["Analysis", "analyse", "Candidate", "IncidentView", "PostmortemView", "RunCard", "ActionItemRow",
+           "Suggestion", "Trends"]

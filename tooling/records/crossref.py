@@ -126,7 +126,7 @@ def check_times(records: list[Record]) -> Iterator[Finding]:
 # Where each kind keeps dates and times; '*' is every item of a list.
 _TIME_PATHS: dict[str, tuple[str, ...]] = {
     "incident": ("started_at", "detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
-    "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.due", "review.date"),
+    "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.due", "action_items.*.done_on", "review.date"),
     "run": ("last_good_checkpoint.saved_at", "debugging.*.since", "oncall.shifts.*.start",
             "oncall.shifts.*.end", "updated_at"),
 }

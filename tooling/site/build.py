@@ -5,28 +5,19 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from tooling.analysis import Analysis, analyse
 from tooling.errors import UserError
-from tooling.records.findings import Severity
-from tooling.records.kinds import RECORD_DIRS
-from tooling.records.validate import validate
 from tooling.site.history import record_history
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
-
-
-def load_analysis(root: Path, *, now: datetime) -> Analysis:
-    """Validated records turned into the analysis; any validation error stops the build."""
-    report = validate([root / d for d in RECORD_DIRS if (root / d).is_dir()], root=root)
-    errors = [f for f in report.findings if f.severity is Severity.ERROR]
-    if errors:
-        lines = "\n".join(f.format(relative_to=Path.cwd()) for f in errors[:50])
-        raise UserError(f"records do not validate, site not built:\n{lines}")
-    return analyse(report.records, now=now)
+from tooling.workspace import load_analysis
 
 
 def render_site(root: Path, *, now: datetime) -> RenderResult:
-    return render_pages(load_analysis(root, now=now), record_history(root), root=root.resolve(),
+    try:
+        analysis = load_analysis(root, now=now)
+    except UserError as exc:
+        raise UserError(f"site not built: {exc}") from None
+    return render_pages(analysis, record_history(root), root=root.resolve(),
                         out_dir=root / GENERATED_DIR)
 
 

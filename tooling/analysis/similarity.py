@@ -1,0 +1,92 @@
+"""Likely repeats by text: tf-idf over title, symptom, layer, root cause and signatures.
+
+Only a suggestion: a person confirms it with ``repeat_of`` or rejects it with
+``not_repeat_of``. Candidates come from an inverted index over informative terms, so one
+incident is compared with the few that share words with it, never with all of them.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from tooling.analysis.incidents import IncidentView
+from tooling.analysis.signatures import normalise
+
+THRESHOLD = 0.3
+_WORD = re.compile(r"[a-z][a-z0-9_]+|xid \d+|errno \d+")
+_STOP = frozenset("the a an and or of on in at to for with from by was were is are be been after "
+                  "before during while into than then this that it its as all not no".split())
+
+
+def terms(view: IncidentView) -> Counter[str]:
+    data = view.data
+    text = " ".join([data["title"], data.get("root_cause", ""),
+                     *(normalise(s) for s in data.get("signatures", []))]).lower()
+    words = Counter(w for w in _WORD.findall(text) if w not in _STOP)
+    words.update({f"symptom={data['symptom']}": 2, f"layer={data['layer']}": 1})
+    return words
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    incident: str
+    similar: str
+    score: float
+
+
+class Index:
+    """tf-idf vectors of incidents and an inverted index over their informative terms."""
+
+    def __init__(self, views: list[IncidentView]) -> None:
+        self.views = {v.id: v for v in views}
+        counts = {v.id: terms(v) for v in views}
+        df = Counter(t for c in counts.values() for t in c)
+        n = max(len(views), 1)
+        self.idf = {t: math.log((1 + n) / (1 + d)) + 1 for t, d in df.items()}
+        self.vectors = {i: self._weigh(c) for i, c in counts.items()}
+        self.cap = max(50, n // 20)  # terms in more incidents than this are too common to index
+        self.postings: dict[str, list[str]] = defaultdict(list)
+        for incident_id, vector in self.vectors.items():
+            for term in vector:
+                if df[term] <= self.cap:
+                    self.postings[term].append(incident_id)
+
+    def _weigh(self, counts: Counter[str]) -> dict[str, float]:
+        vector = {t: (1 + math.log(c)) * self.idf.get(t, 1.0) for t, c in counts.items()}
+        norm = math.sqrt(sum(w * w for w in vector.values())) or 1.0
+        return {t: w / norm for t, w in vector.items()}
+
+    def _judged(self, other: str, incident_id: str) -> bool:
+        data = self.views[other].data
+        return incident_id in data.get("not_repeat_of", []) or incident_id in data.get("related", [])
+
+    def similar(self, view: IncidentView, *, limit: int = 5, threshold: float = THRESHOLD) -> list[Suggestion]:
+        """The incidents most like ``view`` (which need not be indexed), best first."""
+        vector = self.vectors.get(view.id) or self._weigh(terms(view))
+        # A person already judged these: not the same failure, or related but different.
+        excluded = {view.id, *view.data.get("not_repeat_of", []), *view.data.get("related", [])}
+        scores: dict[str, float] = defaultdict(float)
+        for term, weight in vector.items():
+            for other in self.postings.get(term, ()):
+                if other not in excluded and not self._judged(other, view.id):
+                    scores[other] += weight * self.vectors[other][term]
+        rescored = {i: sum(w * self.vectors[i].get(t, 0.0) for t, w in vector.items()) for i in scores}
+        best = sorted(((s, i) for i, s in rescored.items() if s >= threshold), reverse=True)[:limit]
+        return [Suggestion(view.id, i, round(s, 2)) for s, i in best]
+
+
+def likely_repeats(groups: list[list[IncidentView]], index: Index, *, limit: int = 50) -> list[Suggestion]:
+    """Pairs from different groups whose text says they may be one failure, best first."""
+    group_of = {v.id: n for n, group in enumerate(groups) for v in group}
+    seen: set[tuple[str, str]] = set()
+    found: list[Suggestion] = []
+    for view in index.views.values():
+        for suggestion in index.similar(view, limit=3):
+            pair = tuple(sorted((suggestion.incident, suggestion.similar)))
+            if group_of[suggestion.similar] != group_of[view.id] and pair not in seen:
+                seen.add(pair)  # type: ignore[arg-type]
+                later, earlier = sorted(pair, key=lambda i: (index.views[i].detected, i), reverse=True)
+                found.append(Suggestion(later, earlier, suggestion.score))
+    return sorted(found, key=lambda s: (-s.score, s.incident))[:limit]

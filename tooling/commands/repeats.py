@@ -1,0 +1,62 @@
+"""`tooling repeats`: the failures seen more than once, ranked as automation candidates."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tooling.analysis import Analysis, Candidate
+from tooling.workspace import load_analysis
+
+
+def as_json(analysis: Analysis) -> dict[str, Any]:
+    return {
+        "candidates": [_candidate(rank, c) for rank, c in enumerate(analysis.candidates, 1)],
+        "likely_repeats": [{"incident": s.incident, "similar": s.similar, "score": s.score}
+                           for s in analysis.suggestions],
+    }
+
+
+def _candidate(rank: int, c: Candidate) -> dict[str, Any]:
+    return {"rank": rank, "incidents": [v.id for v in c.incidents], "occurrences": c.occurrences,
+            "layer": c.layer, "symptom": c.symptom, "signature": c.signature,
+            "gpu_hours_lost": c.gpu_hours, "steps_lost": c.steps_lost,
+            "hours_to_resolve": c.hours_to_resolve, "state": c.state, "planned_by": c.planned_by,
+            "automation": {"id": c.automation.id, "title": c.automation.title,
+                           "what": c.automation.automation, "playbook": c.automation.playbook}}
+
+
+def _table(analysis: Analysis) -> Table:
+    table = Table(title="Automation candidates: the same failure more than once", show_lines=True)
+    for heading in ("#", "Incidents", "Failure", "GPU-h", "Steps", "Hours to resolve", "Automate", "State"):
+        table.add_column(heading, overflow="fold", justify="right" if heading in ("#", "GPU-h", "Steps") else "left")
+    for rank, c in enumerate(analysis.candidates, 1):
+        state = f"[bold red]{c.state}[/]" if c.state == "automation not working" else c.state
+        table.add_row(str(rank), ", ".join(v.id for v in c.incidents),
+                      f"{c.layer} / {c.symptom}\n{c.signature}", f"{c.gpu_hours:,.0f}", f"{c.steps_lost:,}",
+                      f"{c.hours_to_resolve:,.1f}", c.automation.title, state)
+    return table
+
+
+def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
+    analysis = load_analysis(root, now=now)
+    if as_json_output:
+        print(json.dumps(as_json(analysis), indent=2))
+        return 0
+    console = Console()
+    if analysis.candidates:
+        console.print(_table(analysis))
+    else:
+        console.print("No failure has happened twice yet.")
+    if analysis.suggestions:
+        likely = Table(title="Likely repeats by wording: confirm with repeat_of, or rule out with not_repeat_of")
+        for heading in ("Incident", "Looks like", "Score", "Confirm with"):
+            likely.add_column(heading)
+        for s in analysis.suggestions:
+            likely.add_row(s.incident, s.similar, f"{s.score:.2f}", f"tooling set {s.incident} repeat_of={s.similar}")
+        console.print(likely)
+    return 0
