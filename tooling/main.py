@@ -67,6 +67,15 @@ def _parser() -> argparse.ArgumentParser:
     repeats.add_argument("--json", action="store_true", help="machine-readable output")
     repeats.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
+    check = sub.add_parser("review", help="check a postmortem is complete and blameless; submit or approve it")
+    check.add_argument("postmortem", metavar="POSTMORTEM-ID")
+    step = check.add_mutually_exclusive_group()
+    step.add_argument("--submit", action="store_true", help="draft -> in-review, if there are no findings")
+    step.add_argument("--approve", action="store_true", help="in-review -> reviewed, if there are no findings")
+    check.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
+                       help="who approves (repeatable; with --approve)")
+    check.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -129,6 +138,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "repeats":
         from tooling.commands.repeats import repeats_command
         return repeats_command(root=root, now=args.now or _now(), as_json_output=args.json)
+    if args.command == "review":
+        from tooling.commands.review import review_command
+        return review_command(args.postmortem, root=root, now=args.now or _now(), submit=args.submit,
+                              approve=args.approve, reviewers=args.reviewers)
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

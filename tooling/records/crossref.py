@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator
 
-from tooling.records.findings import Finding
+from tooling.records.findings import Finding, Severity
 from tooling.records.load import locate
 from tooling.records.model import Record, parse_time
 
@@ -169,14 +170,35 @@ def check_ladders(records: list[Record]) -> Iterator[Finding]:
                           "expected steps ordered cheapest first")
 
 
+DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution
+
+
+def check_drafts(records: list[Record], index: Index, now: datetime) -> Iterator[Finding]:
+    """stale-draft (warning): a postmortem still in draft two weeks after its incidents ended."""
+    for record in records:
+        if record.kind != "postmortem" or record.get("status") != "draft":
+            continue
+        incidents = [index.by_kind["incident"].get(i) for i in record.get("incidents", [])]
+        ends = [parse_time(r.get("resolved_at")) for r in incidents if r is not None]
+        if not ends or any(e is None for e in ends):
+            continue  # not all resolved yet: the clock has not started
+        days = (now - max(e for e in ends if e is not None)).days
+        if timedelta(days=days) > DRAFT_GRACE:
+            yield Finding(record.path, *locate(record.path, ["status"]), "stale-draft",
+                          f"still a draft {days} days after its incidents were resolved; expected it "
+                          "reviewed within 14 days (tooling review --submit, then --approve)", Severity.WARNING)
+
+
 RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
     check_times, check_status, check_ladders)
 
 
-def check_all(records: list[Record], universe: list[Record]) -> list[Finding]:
+def check_all(records: list[Record], universe: list[Record], *, now: datetime | None = None) -> list[Finding]:
     """Findings of every cross-record rule for ``records``; references resolve in ``universe``."""
+    index = Index(universe)
     found = list(check_ids(records, universe))
-    found.extend(check_references(records, Index(universe)))
+    found.extend(check_references(records, index))
+    found.extend(check_drafts(records, index, now or datetime.now(timezone.utc)))
     for rule in RULES:
         found.extend(rule(records))
     return found

@@ -226,3 +226,18 @@ def _child(node: Node, key: str | int) -> tuple[Node | None, Node | None]:
     if isinstance(node, SequenceNode) and isinstance(key, int) and key < len(node.value):
         return node.value[key], None
     return None, None
+
+
+def locate_text(path: str, keys: Sequence[str | int], needle: str) -> tuple[int, int]:
+    """Where ``needle`` first appears in the value at ``keys`` (folded text may span lines)."""
+    line, col = locate(path, keys)
+    text, _ = read_text(path)
+    if text is None or not needle:
+        return line, col
+    lines = text.splitlines()
+    for number in range(line - 1, min(len(lines), line + 200)):
+        start = col - 1 if number == line - 1 else 0
+        found = lines[number].lower().find(needle.lower(), start)
+        if found >= 0:
+            return number + 1, found + 1
+    return line, col
