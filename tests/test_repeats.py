@@ -1,0 +1,134 @@
+"""Repeat incidents: normalised signatures, grouping, the automation catalogue and its state."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from support import CORPUS, PROJECT, tooling
+from tooling.analysis import analyse
+from tooling.analysis.catalogue import suggest
+from tooling.analysis.repeats import group_ids
+from tooling.analysis.signatures import normalise
+from tooling.records.model import Record
+from tooling.records.validate import validate
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("NCCL WARN Timeout at work 8812 on node017", "NCCL WARN Timeout at work 12 on node203"),
+    ("NVRM: Xid (PCI:0000:ca:00): 79, pid=1234, name=python", "NVRM: Xid (PCI:0000:4b:00): 79, pid=99, name=python"),
+    ("[Rank 17] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=8812)",
+     "[Rank 203] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4)"),
+    ("OSError: [Errno 28] No space left on device: '/shared/ckpt/step_1200/rank_03.pt'",
+     "OSError: [Errno 28] No space left on device: '/nfs/run7/latest'"),
+    ("2026-11-02T03:14:00Z illegal memory access at 0x7f3a2c001000 on 10.0.0.12",
+     "2026-10-01T23:59:59+02:00 illegal memory access at 0x55d1 on 10.8.1.3"),
+    ("[ 5123.337] mlx5_core 0000:c1:00.0 ibp193s0: Link down", "[ 12.000001] mlx5_core 0000:4b:00.1 ibp75s0: Link down"),
+])
+def test_noise_does_not_change_the_fingerprint(a: str, b: str) -> None:
+    assert normalise(a) == normalise(b)
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Xid 79", "Xid 63"),
+    ("NVRM: Xid (PCI:0000:ca:00): 79, pid=1", "NVRM: Xid (PCI:0000:ca:00): 64, pid=1"),
+    ("OSError: [Errno 28] No space left", "OSError: [Errno 122] No space left"),
+    ("exited with exit code 137", "exited with exit code 1"),
+    ("killed by signal 9", "killed by signal 15"),
+])
+def test_error_codes_are_kept(a: str, b: str) -> None:
+    assert normalise(a) != normalise(b)
+
+
+def _incident(n: int, **fields: Any) -> Record:
+    data = {"kind": "incident", "id": f"INC-{n:04d}", "title": f"incident {n}", "run": "r", "status": "resolved",
+            "severity": "sev2", "symptom": "hang", "layer": "nccl",
+            "detected_at": f"2026-11-{n:02d}T10:00:00+00:00", **fields}
+    return Record(f"incidents/INC-{n:04d}.yaml", data)
+
+
+def test_grouping_by_fingerprint_layer_and_explicit_links() -> None:
+    records = [
+        _incident(1, signatures=["NCCL WARN Timeout at work 1 on node001"]),
+        _incident(2, signatures=["NCCL WARN Timeout at work 2 on node002", "something else"]),
+        _incident(3, signatures=["NCCL WARN Timeout at work 3 on node003"], layer="network-fabric"),
+        _incident(4, repeat_of="INC-0003"),  # no signature: the link alone groups it
+        _incident(5, signatures=["something else"], symptom="crash"),
+    ]
+    groups = [[v.id for v in g] for g in group_ids(analyse(records, now=NOW).incidents)]
+    assert groups == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"]]
+
+
+def test_catalogue_suggestions() -> None:
+    assert suggest("gpu-hardware", "crash", ["nvrm: xid 79, gpu has fallen off the bus"]).id == "gpu-xid-drain"
+    assert suggest("network-fabric", "hang", ["nccl warn timeout"]).id == "collective-hang-watchdog"
+    assert suggest("scheduler", "crash", ["due to preemption"]).id == "preemption-auto-resume"
+    assert suggest("storage", "crash", ["[errno 28] no space left on device"]).id == "storage-capacity-guard"
+    assert suggest("model-code", "nan", ["loss is nan"]).id == "nan-guard"
+    assert suggest("human-ops", "other", ["?"]).id == "runbook-first"
+
+
+def _postmortem(items: list[dict[str, Any]]) -> Record:
+    return Record("incidents/PM-0001.yaml", {"kind": "postmortem", "id": "PM-0001", "title": "t",
+                                              "incidents": ["INC-0001"], "status": "reviewed", "summary": "s",
+                                              "action_items": items})
+
+
+@pytest.mark.parametrize("items, state", [
+    ([], "not automated"),
+    ([{"description": "d", "kind": "automate", "status": "open", "due": "2026-12-01"}], "automation planned"),
+    ([{"description": "d", "kind": "automate", "status": "done", "done_on": "2026-11-20"}], "automated"),
+    ([{"description": "d", "kind": "automate", "status": "done", "done_on": "2026-11-03"}], "automation not working"),
+])
+def test_automation_state(items: list[dict[str, Any]], state: str) -> None:
+    sig = ["NCCL WARN Timeout at work 1 on node001"]
+    records = [_incident(1, signatures=sig), _incident(5, signatures=sig), _incident(9, signatures=sig),
+               _postmortem(items)]
+    (candidate,) = analyse(records, now=NOW).candidates
+    assert (candidate.occurrences, candidate.state) == (3, state)
+
+
+def test_repeats_json_on_the_bundled_records() -> None:
+    result = tooling("repeats", "--json", cwd=PROJECT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    groups = {tuple(c["incidents"]): c for c in report["candidates"]}
+    assert groups[("INC-0004", "INC-0007")]["automation"]["id"] == "collective-hang-watchdog"
+    assert groups[("INC-0002", "INC-0011")]["automation"]["id"] == "gpu-xid-drain"
+    assert groups[("INC-0002", "INC-0011")]["state"] == "not automated"
+
+
+def test_repeats_table_on_a_terminal_width() -> None:
+    result = tooling("repeats", cwd=PROJECT, env={"COLUMNS": "200"})
+    assert result.returncode == 0
+    assert "Automation candidates" in result.stdout and "INC-0004, INC-0007" in result.stdout
+
+
+LABELLED = CORPUS / "repeats"
+
+
+def _pairs(groups: list[list[str]]) -> set[tuple[str, str]]:
+    return {tuple(sorted(p)) for g in groups for p in combinations(g, 2)}  # type: ignore[misc]
+
+
+def test_grouping_precision_and_recall_on_the_labelled_corpus() -> None:
+    report = validate([LABELLED / "incidents", LABELLED / "runbooks"], root=LABELLED)
+    assert not report.findings, report.findings[:3]
+    labels = yaml.safe_load((LABELLED / "labels.yaml").read_text())
+    truth = _pairs(list(labels.values()))
+    found = _pairs([[v.id for v in g] for g in group_ids(analyse(report.records, now=NOW).incidents)])
+    true_positive = len(truth & found)
+    precision = true_positive / len(found) if found else 1.0
+    recall = true_positive / len(truth)
+    incidents = sum(len(v) for v in labels.values())
+    print(f"\nlabelled corpus: {incidents} incidents in {len(labels)} groups; pairwise precision "
+          f"{precision:.3f}, recall {recall:.3f}")
+    assert incidents >= 60 and len(labels) >= 15
+    assert precision >= 0.9 and recall >= 0.9
