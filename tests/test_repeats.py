@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from itertools import combinations
-from pathlib import Path
 from typing import Any
 
 import pytest
