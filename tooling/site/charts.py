@@ -65,3 +65,31 @@ def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str) -
                     f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{PALETTE.get(name, "#4477aa")}"/>'
                     f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{value:,.{digits}f} {html_text(unit)}</text>')
     return _svg(left + span + 110, len(values) * row + 8, label, body)
+
+
+def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, log_scale: bool = False) -> Markup:
+    """Lines sharing one x axis (e.g. steps), each scaled to its own range, legend on top."""
+    import math
+
+    width, height, left, top = 560, 220, 40, 30
+    colours = ["#ee6677", "#4477aa", "#228833", "#ccbb44"]
+    xs = [x for points in series.values() for x, _ in points] or [0.0, 1.0]
+    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    body = [f'<line x1="{left}" y1="{top + height}" x2="{left + width}" y2="{top + height}" stroke="#888"/>',
+            f'<text x="{left}" y="{top + height + 16}" font-size="11">step {x0:g}</text>',
+            f'<text x="{left + width}" y="{top + height + 16}" font-size="11" text-anchor="end">step {x1:g}</text>']
+    for n, (name, points) in enumerate(series.items()):
+        values = [math.log10(max(y, 1e-12)) if log_scale else y for _, y in points if math.isfinite(y)]
+        if not values:
+            continue
+        lo, hi = min(values), max(values) if max(values) > min(values) else min(values) + 1
+        path = " ".join(
+            f"{'M' if i == 0 else 'L'}{left + (x - x0) / (x1 - x0) * width:.1f},"
+            f"{top + height - ((math.log10(max(y, 1e-12)) if log_scale else y) - lo) / (hi - lo) * height:.1f}"
+            for i, (x, y) in enumerate(p for p in points if math.isfinite(p[1])))
+        colour = colours[n % len(colours)]
+        body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        first, last = points[0][1], points[-1][1]
+        body.append(f'<text x="{left + n * 230}" y="16" font-size="12" fill="{colour}">{html_text(name)}: '
+                    f'{first:.3g} → {last:.3g}{" (log scale)" if log_scale else ""}</text>')
+    return _svg(left + width + 20, top + height + 24, label, body)

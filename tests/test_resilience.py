@@ -1,0 +1,143 @@
+"""The resilience primitives at unit level: checkpoints, switch, NaN guard, run comparison."""
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from tooling.resilience.checkpoint import CheckpointManager
+from tooling.resilience.compare import RunRecorder, first_divergence, reproducible
+from tooling.resilience.determinism import set_determinism
+from tooling.resilience.nan_guard import NaNGuard, Verdict
+from tooling.resilience.switch import Action, KillSwitch
+
+
+def _state(value: float) -> dict[str, torch.Tensor]:
+    return {"w": torch.full((64, 64), value)}
+
+
+def test_keep_must_be_at_least_two(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="keep must be at least 2"):
+        CheckpointManager(tmp_path, keep=1)
+
+
+def test_keeps_the_last_n_and_falls_back_past_a_corrupt_newest(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path, keep=2)
+    for step in (10, 20, 30):
+        manager.save(_state(step), step)
+    assert [e.step for e in manager.entries] == [20, 30]
+    assert sorted(p.name for p in tmp_path.glob("ckpt-*")) == ["ckpt-00000020.pt", "ckpt-00000030.pt"]
+    with open(tmp_path / "ckpt-00000030.pt", "r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\x00" * 16)  # same size, different bytes: only the checksum notices
+    state, step = CheckpointManager(tmp_path, keep=2).load_latest()  # type: ignore[misc]
+    assert step == 20 and float(state["w"][0, 0]) == 20
+
+
+def test_leftovers_of_an_interrupted_save_are_removed(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path, keep=2)
+    manager.save(_state(1), 1)
+    (tmp_path / ".ckpt-00000002.pt.tmp").write_bytes(b"half a checkpoint")
+    (tmp_path / "ckpt-00000002.pt").write_bytes(b"renamed, but the manifest never named it")
+    restarted = CheckpointManager(tmp_path, keep=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt-00000001.pt", "manifest.json"]
+    assert restarted.load_latest()[1] == 1  # type: ignore[index]
+
+
+def test_background_save_persists_a_snapshot(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path, keep=2, background=True)
+    state = _state(1.0)
+    manager.save(state, 1)
+    state["w"].fill_(99.0)  # training goes on and changes the tensors at once
+    manager.wait()
+    saved, step = manager.load_latest()  # type: ignore[misc]
+    assert step == 1 and float(saved["w"][0, 0]) == 1.0
+    assert json.loads((tmp_path / "manifest.json").read_text())["checkpoints"][0]["step"] == 1
+
+
+def test_kill_switch(tmp_path: Path) -> None:
+    switch = KillSwitch(tmp_path)
+    assert switch.check() is Action.CONTINUE
+    (tmp_path / "SAVE").touch()
+    assert switch.check() is Action.SAVE
+    switch.saved()
+    assert switch.check() is Action.CONTINUE and not (tmp_path / "SAVE").exists()
+    (tmp_path / "STOP").touch()
+    (tmp_path / "SAVE").touch()
+    assert switch.check() is Action.STOP  # STOP wins
+
+
+def _model_with_grad(value: float) -> torch.nn.Module:
+    model = torch.nn.Linear(4, 1)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, value)
+    return model
+
+
+@pytest.mark.parametrize("policy, verdicts", [
+    ("skip", [Verdict.STEP, Verdict.SKIP, Verdict.SKIP, Verdict.SKIP, Verdict.STEP]),
+    ("rollback", [Verdict.STEP, Verdict.ROLLBACK, Verdict.ROLLBACK, Verdict.ROLLBACK, Verdict.STEP]),
+    ("halt", [Verdict.STEP, Verdict.SKIP, Verdict.SKIP, Verdict.HALT, Verdict.STEP]),
+])
+def test_nan_guard_policies(tmp_path: Path, policy: str, verdicts: list[Verdict]) -> None:
+    guard = NaNGuard(policy=policy, max_bad_steps=3, log_path=tmp_path / "m.jsonl")
+    losses = [1.0, math.nan, 2.0, 3.0, 1.0]
+    grads = [0.1, 0.1, math.inf, math.nan, 0.1]
+    got = [guard.check(i, torch.tensor(loss), _model_with_grad(g).parameters())
+           for i, (loss, g) in enumerate(zip(losses, grads))]
+    guard.close()
+    assert got == verdicts
+    log = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert [entry["finite"] for entry in log] == [True, False, False, False, True]
+    assert log[1]["loss"] == "nan" and log[2]["grad_norm"] == "inf"
+
+
+def _train(directory: Path, *, poison_at: int | None = None) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    recorder = RunRecorder(directory)
+    data = torch.Generator().manual_seed(0)
+    for step in range(6):
+        x = torch.randn(16, 8, generator=data)
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        if step == poison_at:
+            model[2].weight.grad[0, 3] += 1e-3  # a divergence injected on purpose, in the last layer
+        recorder.record(step, loss, model)
+        optimizer.step()
+
+
+def test_run_comparison_names_the_step_and_layer_of_an_injected_divergence(tmp_path: Path) -> None:
+    _train(tmp_path / "a")
+    _train(tmp_path / "b", poison_at=3)
+    divergence = first_divergence(tmp_path / "a", tmp_path / "b", tolerance=1e-7)
+    assert divergence is not None
+    assert (divergence.step, divergence.what, divergence.layer) == (3, "grads", "2.weight")
+    assert str(divergence).startswith("first divergence at step 3 in grads of 2.weight")
+    _train(tmp_path / "c")
+    assert first_divergence(tmp_path / "a", tmp_path / "c") is None
+
+
+def test_reproducibility_is_final_loss_within_a_thousandth() -> None:
+    assert reproducible(lambda seed: 1.0 + seed * 0.0004, seeds=(1, 2))[0] is True
+    assert reproducible(lambda seed: 1.0 + seed * 0.002, seeds=(1, 2))[0] is False
+
+
+def test_strict_determinism_sets_the_debugging_switches() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no CUDA here: nothing is too late
+        seeds = set_determinism(True, seed=7, rank=3)
+    try:
+        assert (seeds.model, seeds.data) == (7, 10)
+        assert torch.are_deterministic_algorithms_enabled()
+        import os
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8" and os.environ["NCCL_ALGO"] == "Ring"
+    finally:
+        set_determinism(False)
+    assert not torch.are_deterministic_algorithms_enabled()

@@ -1,0 +1,12 @@
+"""Resilience primitives to lift into your own PyTorch training loop.
+
+- :class:`CheckpointManager`: atomic, checksummed checkpoints; keeps the last N; resumes from
+  the newest one that verifies; optionally saves in the background.
+- :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
+  saves and carries on.
+- :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
+- :func:`set_determinism`: fast mode or strict debugging mode.
+- :mod:`tooling.resilience.compare`: where two runs first diverge; reproducibility check.
+
+Each imports torch lazily enough that ``tooling`` itself never needs it.
+"""
