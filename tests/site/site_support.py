@@ -63,7 +63,7 @@ action_items:
 
 def copy_project(root: Path, extra: dict[str, str] | None = None) -> Path:
     """This project's records, docs and mkdocs.yml (plus ``extra`` files), committed to a new repo."""
-    for name in ("incidents", "runbooks", "docs"):
+    for name in ("incidents", "runbooks", "docs", "labs"):
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
     shutil.copy(PROJECT / "mkdocs.yml", root)
     for relative, text in (extra or {}).items():

@@ -38,12 +38,12 @@ def test_rendering_is_incremental(tmp_path: Path) -> None:
     first = _tooling(root, "build", "--render-only", "--now", NOW)
     assert first.returncode == 0, first.stderr
     generated = root / "docs" / "generated"
-    before = {p: p.stat().st_mtime_ns for p in generated.rglob("*.md")}
+    before = {p: p.stat().st_mtime_ns for p in generated.rglob("*") if p.is_file()}
     again = _tooling(root, "build", "--render-only", "--now", NOW)
     assert again.stderr.startswith(f"rendered 0 page(s), {len(before)} unchanged, 0 removed")
     _retitle(root / "incidents" / "INC-0008.yaml", "Renamed inode exhaustion incident")
     edited = _tooling(root, "build", "--render-only", "--now", NOW)
-    changed = {p for p in generated.rglob("*.md") if p.stat().st_mtime_ns != before[p]}
+    changed = {p for p in generated.rglob("*") if p.is_file() and p.stat().st_mtime_ns != before[p]}
     assert generated / "incidents" / "INC-0008.md" in changed
     assert generated / "incidents" / "INC-0009.md" not in changed
     assert generated / "incidents" / "index.md" in changed  # the log shows the title

@@ -130,3 +130,11 @@ def test_action_board_flags_overdue_and_unowned_items(page: Page, site_url: str)
     page.locator("article").get_by_role("link", name="PM-0900").first.click()
     expect(page.locator("h1")).to_contain_text("PM-0900")
     expect(page.locator("article table", has_text="Owner")).to_contain_text("unowned")
+
+
+def test_nan_guard_lab_page_shows_its_chart(page: Page, site_url: str) -> None:
+    page.goto(site_url + "/generated/labs/03-nan-guard/")
+    expect(page.locator("h1")).to_contain_text("Lab 3")
+    chart = page.locator("article img[alt^='Grad norm and loss']")
+    expect(chart).to_be_visible()
+    assert page.evaluate("img => img.naturalWidth", chart.element_handle()) > 100

@@ -22,6 +22,7 @@ from tooling.site import charts
 from tooling.site.escape import link, md_inline
 from tooling.site.filters import code, dt, environment
 from tooling.site.history import Change
+from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.reference import field_reference
 
@@ -129,7 +130,10 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
                     result.add(part)
     finally:
         _JOB = None
-    expected = {out_dir / relative for _, relative, _ in pages}
+    copied = lab_pages(root)
+    for relative, text in copied.items():
+        _write_if_changed(out_dir / relative, text, result)
+    expected = {out_dir / relative for _, relative, _ in pages} | {out_dir / r for r in copied}
     for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
         stale.unlink()
         result.removed.append(str(stale))
