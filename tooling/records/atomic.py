@@ -19,8 +19,9 @@ def _write_temp(directory: Path, name: str, text: str) -> str:
     return temp
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """fsync a file or a directory by name (a directory's fsync makes a rename in it durable)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -38,7 +39,7 @@ def replace_file(path: Path, text: str) -> None:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
-    _fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def create_file(path: Path, text: str) -> None:
@@ -53,4 +54,4 @@ def create_file(path: Path, text: str) -> None:
         os.link(temp, path)
     finally:
         os.unlink(temp)
-    _fsync_dir(path.parent)
+    fsync_path(path.parent)

@@ -22,6 +22,8 @@ import zlib
 
 import torch
 
+from tooling.records.atomic import fsync_path
+
 MANIFEST = "manifest.json"
 _NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
 
@@ -42,23 +44,11 @@ def _crc32(path: Path) -> str:
     return f"{crc:08x}"
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _publish(temp: Path, final: Path) -> None:
     """fsync a finished temporary file, rename it onto its final name, fsync the directory."""
-    fd = os.open(temp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_path(temp)
     os.replace(temp, final)
-    _fsync_dir(final.parent)
+    fsync_path(final.parent)
 
 
 def snapshot(state: Any) -> Any:
