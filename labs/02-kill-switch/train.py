@@ -33,6 +33,7 @@ SAVE_EVERY = 200  # steps between routine checkpoints
 LR = 1e-3
 SEED = 0
 STEP_SECONDS = 0.002  # slows the loop down to something you can watch
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def main() -> int:
@@ -51,10 +52,10 @@ def main() -> int:
 
     torch.manual_seed(SEED)
     random.seed(SEED)
-    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1)).to(DEVICE)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR)
     data = torch.Generator().manual_seed(SEED)
-    target = torch.randn(32, 1, generator=data)
+    target = torch.randn(32, 1, generator=data).to(DEVICE)
 
     manager = CheckpointManager(args.out / "checkpoints", keep=3)
     step = 0
@@ -74,7 +75,7 @@ def main() -> int:
                       "data_rng": data.get_state(), "python_rng": random.getstate()}, step)
 
     while step < args.steps:
-        x = torch.randn(256, 32, generator=data)
+        x = torch.randn(256, 32, generator=data).to(DEVICE)
         loss = torch.nn.functional.mse_loss(model(x), torch.tanh(x @ target))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -32,6 +32,7 @@ WARMUP = 150
 SAVE_EVERY = 10
 SEED = 0
 WINDOW = 40  # steps before the first NaN shown on the chart
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def chart(metrics: list[dict], out: Path) -> None:
@@ -58,7 +59,7 @@ def main() -> int:
 
     torch.manual_seed(SEED)
     model = torch.nn.Sequential(torch.nn.Linear(16, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128),
-                                torch.nn.ReLU(), torch.nn.Linear(128, 1))
+                                torch.nn.ReLU(), torch.nn.Linear(128, 1)).to(DEVICE)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     peak = args.peak_lr
     data = torch.Generator().manual_seed(SEED)
@@ -71,7 +72,7 @@ def main() -> int:
             manager.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}, step)
         for group in optimizer.param_groups:  # linear warmup to the (too high) peak
             group["lr"] = peak * min(1.0, step / WARMUP)
-        x = torch.randn(128, 16, generator=data)
+        x = torch.randn(128, 16, generator=data).to(DEVICE)
         loss = torch.nn.functional.mse_loss(model(x), torch.sin(x).sum(dim=1, keepdim=True))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
