@@ -119,8 +119,10 @@ def test_new_postmortem_and_new_run(repo: Path) -> None:
     assert "duration_minutes: 30" in text
     result = tooling("new-run", "llama-13b", "--title", "13B continued pretraining", "--owner", "dana", cwd=repo)
     assert (result.returncode, result.stdout) == (0, "created runbooks/runs/llama-13b.yaml\n")
-    check = tooling("validate", "--strict", cwd=repo)
-    assert (check.returncode, check.stdout) == (0, "")
+    check = tooling("validate", cwd=repo)
+    # INC-0001 was resolved weeks ago, so a draft started today is already late: a warning says so
+    assert check.returncode == 0
+    assert [line.split(" [")[1].split("]")[0] for line in check.stdout.splitlines()] == ["stale-draft"]
 
 
 @pytest.mark.parametrize("args, message", [
