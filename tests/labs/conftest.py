@@ -1,0 +1,26 @@
+"""A real single-node SLURM for the lab tests, started and stopped by the project's script."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm-local"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def slurm() -> Iterator[str]:
+    started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=300)
+    assert started.returncode == 0, f"could not start SLURM:\n{started.stdout}{started.stderr}"
+    conf = started.stdout.strip().rsplit("=", 1)[1]
+    previous = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = conf
+    yield conf
+    subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=60)
+    if previous is None:
+        os.environ.pop("SLURM_CONF", None)
+    else:
+        os.environ["SLURM_CONF"] = previous
