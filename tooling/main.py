@@ -76,6 +76,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="who approves (repeatable; with --approve)")
     check.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
+    stacks = sub.add_parser("stacks", help="py-spy every rank, group identical stacks, name the hung rank")
+    where = stacks.add_mutually_exclusive_group(required=True)
+    where.add_argument("--pid", type=int, help="PID of torchrun: its children are the ranks")
+    where.add_argument("--pids", type=lambda t: [int(p) for p in t.split(",")], help="rank PIDs, comma-separated")
+    where.add_argument("--slurm-job", metavar="JOBID", help="the job's rank processes on this node")
+    where.add_argument("--dumps", nargs="+", type=Path, metavar="FILE",
+                       help="saved py-spy dumps (text or --json), one per rank, e.g. rank-3.json")
+    stacks.add_argument("--save-dumps", type=Path, metavar="DIR", help="also keep each rank's dump here")
+    stacks.add_argument("--json", action="store_true", help="machine-readable output")
+    stacks.add_argument("--incident", metavar="RUN", help="draft a hang incident for this run from the result")
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -93,7 +104,7 @@ def _timestamp(text: str) -> datetime:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return _dispatch(args)
+        return _dispatch(args, argv)
     except UserError as exc:
         print(f"tooling: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -105,7 +116,7 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
     from tooling.repo import find_root
 
     root = args.root.resolve() if args.root else find_root()
@@ -142,6 +153,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         from tooling.commands.review import review_command
         return review_command(args.postmortem, root=root, now=args.now or _now(), submit=args.submit,
                               approve=args.approve, reviewers=args.reviewers)
+    if args.command == "stacks":
+        from tooling.commands.stacks import stacks_command
+        return stacks_command(root=root, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job, dumps=args.dumps,
+                              save_dir=args.save_dumps, as_json=args.json, incident_run=args.incident,
+                              argv=list(sys.argv[1:] if argv is None else argv))
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

@@ -67,7 +67,9 @@ def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
 def new_incident(*, root: Path, title: str, run: str, severity: str, symptom: str,
                  layer: str = "unknown", signatures: list[str] | None = None,
                  nodes: list[str] | None = None, ranks: list[int] | None = None,
-                 detected_at: str | None = None, reported_by: str | None = None) -> Path:
+                 detected_at: str | None = None, reported_by: str | None = None,
+                 actions: list[str] | None = None, findings: list[str] | None = None) -> Path:
+    """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection."""
     runs = existing_ids(root, "run")
     if run not in runs:
         raise UsageError(f"--run: Expected one of: {runs} but received: {run!r}")
@@ -77,8 +79,9 @@ def new_incident(*, root: Path, title: str, run: str, severity: str, symptom: st
         "severity": severity, "symptom": symptom, "layer": layer,
         "signatures": signatures or [], "nodes": nodes or [], "ranks": ranks or [],
         "reported_by": reported_by or user(), "detected_at": detected,
-        "timeline": [{"at": detected, "event": "Detected: " + title}],
-        "impact": {"gpu_hours_lost": 0, "steps_lost": 0}, "actions": [], "root_cause": "",
+        "timeline": [{"at": detected, "event": "Detected: " + title},
+                     *({"at": detected, "event": f} for f in findings or [])],
+        "impact": {"gpu_hours_lost": 0, "steps_lost": 0}, "actions": list(actions or []), "root_cause": "",
         "links": [], "tags": [],
     }
     _check_values("incident", values, INCIDENT_FLAGS)

@@ -1,0 +1,64 @@
+"""`tooling stacks`: py-spy on every rank, stacks grouped, the odd rank out named."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from tooling.diagnose import ranks
+from tooling.diagnose.stacks import RankStack, classes, outliers, report
+from tooling.errors import UsageError
+from tooling.scaffold.new import new_incident
+
+
+def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, dumps: list[Path] | None,
+            save_dir: Path | None) -> list[RankStack]:
+    if dumps:
+        return ranks.from_files(dumps)
+    if pid is not None:
+        found = ranks.children(pid)
+        if not found:
+            raise UsageError(f"--pid {pid}: no child processes; expected the PID of torchrun (or use --pids)")
+        return ranks.dump_all(found, save_dir=save_dir)
+    if pids:
+        return ranks.dump_all(pids, save_dir=save_dir)
+    if slurm_job:
+        return ranks.dump_all(ranks.slurm_job_ranks(slurm_job), save_dir=save_dir)
+    raise UsageError("expected one of --pid, --pids, --slurm-job or --dumps")
+
+
+def stacks_command(*, root: Path, pid: int | None, pids: list[int] | None, slurm_job: str | None,
+                   dumps: list[Path] | None, save_dir: Path | None, as_json: bool, incident_run: str | None,
+                   argv: list[str]) -> int:
+    stacks = collect(pid=pid, pids=pids, slurm_job=slurm_job, dumps=dumps, save_dir=save_dir)
+    found = outliers(stacks)
+    if as_json:
+        print(json.dumps({
+            "classes": [{"ranks": c.ranks, "frames": [str(f) for f in c.frames]} for c in classes(stacks)],
+            "outliers": [{"rank": o.rank, "depth": o.depth, "frame": str(o.frame) if o.frame else None,
+                          "majority_frame": str(o.majority_frame) if o.majority_frame else None} for o in found],
+        }, indent=2))
+    else:
+        print(report(stacks))
+    if incident_run is not None:
+        if not found:
+            raise UsageError("--incident: every rank has the same stack, so there is no hung rank to report")
+        path = _draft(root, stacks, incident_run, argv)
+        print(f"drafted {path.relative_to(root)}", file=sys.stderr)
+    return 0
+
+
+def _draft(root: Path, stacks: list[RankStack], run: str, argv: list[str]) -> Path:
+    found = outliers(stacks)
+    names = ", ".join(o.rank for o in found)
+    where = found[0].frame or found[0].majority_frame
+    own = next(s for s in stacks if s.rank == found[0].rank)
+    return new_incident(
+        root=root, run=run, severity="sev2", symptom="hang", layer="unknown",
+        title=f"Rank {names} hung in {where}; the other {len(stacks) - len(found)} ranks wait in "
+              f"{found[0].majority_frame or 'the collective'}",
+        signatures=[str(f) for f in own.frames[:1]], ranks=[int(o.rank) for o in found if o.rank.isdigit()],
+        actions=[f"tooling {shlex.join(argv)}"],
+        findings=[report(stacks).replace("\n", "; "), "stack of rank " + names + ": " +
+                  " <- ".join(str(f) for f in own.frames)])

@@ -1,0 +1,88 @@
+"""Finding the rank processes of a job and dumping their stacks with py-spy."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tooling.diagnose.stacks import RankStack, parse_dump
+from tooling.errors import UserError
+
+DUMP_TIMEOUT = 20.0  # seconds per process; a dump takes milliseconds
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (torchrun's children are its ranks)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(proc.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(found)
+
+
+def slurm_job_ranks(job_id: str) -> list[int]:
+    """Python processes on this node that SLURM started for ``job_id`` and that carry a RANK."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        env = _environ(int(proc.name))
+        if env.get("SLURM_JOB_ID") == job_id and "RANK" in env:
+            found.append(int(proc.name))
+    return sorted(found)
+
+
+def rank_of(pid: int) -> str:
+    return _environ(pid).get("RANK", f"pid{pid}")
+
+
+def py_spy() -> str:
+    path = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not os.path.exists(path):
+        raise UserError("py-spy is not installed (pip install py-spy)")
+    return path
+
+
+def dump(pid: int, *, save_dir: Path | None = None) -> RankStack:
+    """One process's main-thread stack, by ``py-spy dump --json`` (one process at a time:
+    py-spy's --json together with --subprocesses is broken upstream)."""
+    result = subprocess.run([py_spy(), "dump", "--pid", str(pid), "--json"], capture_output=True,
+                            text=True, timeout=DUMP_TIMEOUT)
+    if result.returncode != 0:
+        raise UserError(f"py-spy dump --pid {pid} failed: {result.stderr.strip() or result.stdout.strip()}")
+    rank = rank_of(pid)
+    if save_dir is not None:
+        save_dir.mkdir(parents=True, exist_ok=True)
+        (save_dir / f"rank-{rank}.json").write_text(result.stdout)
+    return RankStack(rank, parse_dump(result.stdout))
+
+
+def dump_all(pids: list[int], *, save_dir: Path | None = None) -> list[RankStack]:
+    if not pids:
+        raise UserError("no rank processes found")
+    with ThreadPoolExecutor(max_workers=min(16, len(pids))) as pool:
+        return list(pool.map(lambda p: dump(p, save_dir=save_dir), pids))
+
+
+def from_files(paths: list[Path]) -> list[RankStack]:
+    """Dumps collected elsewhere (py-spy text or --json), one file per rank; the rank is the
+    number in the file name when there is one (rank-3.json), else the file name."""
+    stacks = []
+    for path in paths:
+        digits = "".join(ch for ch in path.stem if ch.isdigit())
+        stacks.append(RankStack(digits or path.name, parse_dump(path.read_text(encoding="utf-8"))))
+    return stacks

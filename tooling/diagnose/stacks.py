@@ -1,0 +1,106 @@
+"""Comparing the stacks of all ranks, the way LLNL's STAT does for MPI jobs.
+
+When one rank stops inside a training step, every other rank waits in the same collective.
+Group the ranks by their main thread's stack: the big class is the waiting majority, and the
+rank(s) outside it are the culprits. The first frame, counted from the outermost, where an
+outlier's stack leaves the majority's is where to look.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Frame:
+    name: str
+    filename: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.filename.rsplit('/', 1)[-1]}:{self.line})"
+
+
+@dataclass(frozen=True)
+class RankStack:
+    rank: str  # a rank number, or a PID / file name when the rank is unknown
+    frames: tuple[Frame, ...]  # innermost first, as py-spy prints them
+
+
+@dataclass
+class StackClass:
+    frames: tuple[Frame, ...]
+    ranks: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Outlier:
+    rank: str
+    depth: int  # index, from the outermost frame, of the first frame that differs
+    frame: Frame | None  # the outlier's frame there (None: its stack is a prefix of the majority's)
+    majority_frame: Frame | None
+
+
+def parse_dump(text: str) -> tuple[Frame, ...]:
+    """The main thread's frames from a ``py-spy dump`` (its ``--json`` output or its text)."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        threads = json.loads(stripped)
+        main = next((t for t in threads if t.get("os_thread_id") == t.get("pid")), threads[0] if threads else None)
+        return tuple(Frame(f["name"], f["filename"], int(f["line"])) for f in (main or {}).get("frames", []))
+    frames: list[Frame] = []
+    in_thread = False
+    for line in text.splitlines():
+        if line.startswith("Thread "):
+            if in_thread:
+                break  # the first thread py-spy prints is the main thread
+            in_thread = True
+        elif in_thread and (m := re.match(r"^\s+(.+?) \((.*):(\d+)\)\s*$", line)):
+            frames.append(Frame(m.group(1), m.group(2), int(m.group(3))))
+    return tuple(frames)
+
+
+def classes(stacks: list[RankStack]) -> list[StackClass]:
+    """Ranks grouped by identical stacks, biggest class first."""
+    by_stack: dict[tuple[Frame, ...], StackClass] = {}
+    for stack in stacks:
+        by_stack.setdefault(stack.frames, StackClass(stack.frames)).ranks.append(stack.rank)
+    return sorted(by_stack.values(), key=lambda c: (-len(c.ranks), _order(c.ranks[0])))
+
+
+def _order(rank: str) -> tuple[int, str]:
+    return (int(rank), "") if rank.isdigit() else (1 << 30, rank)
+
+
+def outliers(stacks: list[RankStack]) -> list[Outlier]:
+    """The ranks outside the majority class and where each leaves it; none if all agree."""
+    groups = classes(stacks)
+    if len(groups) < 2:
+        return []
+    majority = tuple(reversed(groups[0].frames))
+    found = []
+    for group in groups[1:]:
+        mine = tuple(reversed(group.frames))
+        depth = next((i for i, (a, b) in enumerate(zip(mine, majority)) if a != b), min(len(mine), len(majority)))
+        for rank in group.ranks:
+            found.append(Outlier(rank, depth, mine[depth] if depth < len(mine) else None,
+                                 majority[depth] if depth < len(majority) else None))
+    return sorted(found, key=lambda o: _order(o.rank))
+
+
+def report(stacks: list[RankStack], *, top: int = 4) -> str:
+    """The equivalence classes and the verdict, for a terminal or a lab page."""
+    groups = classes(stacks)
+    lines = [f"{len(stacks)} ranks, {len(groups)} distinct stack{'s' * (len(groups) != 1)}"]
+    for group in groups:
+        label = ", ".join(group.ranks)
+        path = " <- ".join(str(f) for f in group.frames[:top]) or "(no Python frames)"
+        lines.append(f"  rank{'s' * (len(group.ranks) != 1)} {label} ({len(group.ranks)}): {path}")
+    found = outliers(stacks)
+    if not found:
+        lines.append("no outlier: every rank is in the same place")
+    for o in found:
+        lines.append(f"outlier: rank {o.rank}, which leaves the majority at depth {o.depth}: it is in "
+                     f"{o.frame or 'nothing deeper'}, the others in {o.majority_frame or 'nothing deeper'}")
+    return "\n".join(lines)
