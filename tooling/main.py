@@ -87,6 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     stacks.add_argument("--json", action="store_true", help="machine-readable output")
     stacks.add_argument("--incident", metavar="RUN", help="draft a hang incident for this run from the result")
 
+    budget = sub.add_parser("budget", help="a run's budget: GPU time with the failure buffer, storage, egress, people")
+    budget.add_argument("run", nargs="?", metavar="RUN", help="run id (default: every run with a budget)")
+    budget.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -158,6 +162,9 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
         return stacks_command(root=root, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job, dumps=args.dumps,
                               save_dir=args.save_dumps, as_json=args.json, incident_run=args.incident,
                               argv=list(sys.argv[1:] if argv is None else argv))
+    if args.command == "budget":
+        from tooling.commands.budget import budget_command
+        return budget_command(args.run, root=root, now=args.now or _now())
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

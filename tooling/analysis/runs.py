@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tooling.analysis.budget import Budget, compute
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
@@ -30,6 +31,7 @@ class RunCard(RecordView):
     oncall_next: Shift | None
     known_issues: list[tuple[dict[str, Any], IncidentView | None]]
     open_incidents: list[IncidentView] = field(default_factory=list)
+    budget: Budget | None = None
 
     @property
     def age_hours(self) -> int:
@@ -43,6 +45,12 @@ def shifts(run: dict[str, Any]) -> list[Shift]:
         assert start is not None and end is not None, "validated records have real timestamps"
         out.append(Shift(s["person"], start, end, bool(s.get("night", False))))
     return sorted(out, key=lambda s: s.start)
+
+
+def rotation(run: dict[str, Any]) -> set[str]:
+    """Everyone on the run's on-call rotation: the members and whoever holds a shift."""
+    oncall_data = run.get("oncall", {})
+    return set(oncall_data.get("members", [])) | {s["person"] for s in oncall_data.get("shifts", [])}
 
 
 def oncall(run: dict[str, Any], now: datetime) -> tuple[Shift | None, Shift | None]:
@@ -75,5 +83,7 @@ def run_cards(records: list[Record], incidents: list[IncidentView], *, now: date
             oncall_now=current, oncall_next=upcoming,
             known_issues=[(item, by_id.get(item["incident"])) for item in record.data.get("known_issues", [])],
             open_incidents=[v for v in incidents
-                            if v.data["run"] == record.id and v.data["status"] != "resolved"]))
+                            if v.data["run"] == record.id and v.data["status"] != "resolved"],
+            budget=compute(record.data["budget"], rotation_size=len(rotation(record.data)))
+            if "budget" in record.data else None))
     return cards

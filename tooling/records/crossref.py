@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator
 
@@ -189,8 +189,27 @@ def check_drafts(records: list[Record], index: Index, now: datetime) -> Iterator
                           "reviewed within 14 days (tooling review --submit, then --approve)", Severity.WARNING)
 
 
+def check_rotation(records: list[Record]) -> Iterator[Finding]:
+    """rotation-too-small and night-pages-unbalanced (warnings): people break before runs do."""
+    for record in records:
+        if record.kind != "run" or record.get("state") in ("finished", "failed") or "oncall" not in record.data:
+            continue
+        oncall = record.data["oncall"]
+        people = set(oncall.get("members", [])) | {s["person"] for s in oncall.get("shifts", [])}
+        if len(people) < 2:
+            yield Finding(record.path, *locate(record.path, ["oncall"], at_key=True), "rotation-too-small",
+                          f"{len(people)} person on the rotation; expected at least 2 for a 24/7 run "
+                          "(one person on call every day breaks within a month; 4 is better)", Severity.WARNING)
+        nights = [s["person"] for s in oncall.get("shifts", []) if s.get("night")]
+        for person, count in Counter(nights).items():
+            if len(nights) >= 2 and count * 2 > len(nights):
+                yield Finding(record.path, *locate(record.path, ["oncall", "shifts"], at_key=True),
+                              "night-pages-unbalanced", f"{person} holds {count} of {len(nights)} night shifts; "
+                              "expected nobody to carry more than half of the night pages", Severity.WARNING)
+
+
 RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
-    check_times, check_status, check_ladders)
+    check_times, check_status, check_ladders, check_rotation)
 
 
 def check_all(records: list[Record], universe: list[Record], *, now: datetime | None = None) -> list[Finding]:

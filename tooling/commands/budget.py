@@ -1,0 +1,38 @@
+"""`tooling budget [RUN]`: what a run really costs, from the inputs on its wiki page."""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tooling.errors import UsageError
+from tooling.workspace import load_analysis
+
+
+def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
+    cards = [c for c in load_analysis(root, now=now).runs if c.budget is not None]
+    if run_id is not None:
+        cards = [c for c in cards if c.id == run_id]
+        if not cards:
+            raise UsageError(f"no run '{run_id}' with a budget section in runbooks/runs/")
+    console = Console()
+    for card in cards:
+        b = card.budget
+        assert b is not None
+        table = Table(title=f"Budget of {card.data['title']} ({card.id})")
+        table.add_column("Item")
+        table.add_column(f"Cost ({b.currency})", justify="right")
+        table.add_row("GPU-hours x price, as planned", f"{b.gpu_cost:,.0f}")
+        table.add_row(f"with the failure buffer ({b.buffer_factor}x)", f"{b.gpu_with_buffer:,.0f}")
+        table.add_row(f"checkpoint storage ({b.storage_share:.1%} of GPU cost)", f"{b.storage:,.0f}")
+        table.add_row("egress (cross-region checkpoint copies)", f"{b.egress:,.0f}")
+        table.add_row("[bold]total[/]", f"[bold]{b.total:,.0f}[/]")
+        table.add_row("people on the rotation", str(b.people))
+        console.print(table)
+        for flag in b.flags:
+            console.print(f"[yellow]warning:[/] {flag}")
+    if not cards:
+        console.print("No run page has a budget section.")
+    return 0
