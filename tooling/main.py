@@ -91,6 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     budget.add_argument("run", nargs="?", metavar="RUN", help="run id (default: every run with a budget)")
     budget.add_argument("--now", type=_timestamp, help=argparse.SUPPRESS)
 
+    tri = sub.add_parser("triage", help="walk a diagnostic ladder on this machine, cheapest check first")
+    tri.add_argument("symptom", choices=["nan", "hang", "divergence"])
+    tri.add_argument("--pid", type=int, help="PID of a training process, for the py-spy checks")
+    tri.add_argument("--timeout", type=float, default=5.0, help="seconds per check (default: %(default)s)")
+    tri.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")
+
     edit = sub.add_parser("set", help="change fields of a record in place, keeping its comments")
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
@@ -165,6 +171,10 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
     if args.command == "budget":
         from tooling.commands.budget import budget_command
         return budget_command(args.run, root=root, now=args.now or _now())
+    if args.command == "triage":
+        from tooling.commands.triage import triage_command
+        return triage_command(args.symptom, root=root, pid=args.pid, timeout=args.timeout,
+                              incident_run=args.incident, argv=list(sys.argv[1:] if argv is None else argv))
     if args.command == "set":
         from tooling.commands.set_fields import set_command
         return set_command(args.record, args.assignments, root=root)

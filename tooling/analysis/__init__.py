@@ -24,6 +24,7 @@ class Analysis:
     ladders: list[Record]
     candidates: list[Candidate]
     suggestions: list[Suggestion]
+    stack: Record | None
 
 
 def analyse(records: list[Record], *, now: datetime) -> Analysis:
@@ -41,6 +42,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
         candidates=candidates(incidents, postmortems, groups=groups),
         suggestions=likely_repeats(groups, Index(incidents)),
+        stack=next((r for r in records if r.kind == "stack"), None),
     )
 
 

@@ -23,6 +23,7 @@ KINDS: dict[str, Kind] = {
         Kind("postmortem", "incidents", "PM-", "a blameless postmortem of incidents"),
         Kind("run", "runbooks/runs", "", "the live wiki page of a training run"),
         Kind("ladder", "runbooks/ladders", "", "a diagnostic ladder for one symptom"),
+        Kind("stack", "runbooks", "", "the stack cross-section: layers, failure modes, cheapest checks"),
     )
 }
 

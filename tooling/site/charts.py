@@ -93,3 +93,21 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, log_
         body.append(f'<text x="{left + n * 230}" y="16" font-size="12" fill="{colour}">{html_text(name)}: '
                     f'{first:.3g} → {last:.3g}{" (log scale)" if log_scale else ""}</text>')
     return _svg(left + width + 20, top + height + 24, label, body)
+
+
+def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
+    """The stack cross-section as boxes from top to bottom, each with its incident count and a bar."""
+    row, width, bar_left, bar_span = 34, 640, 300, 260
+    peak = max([count for _, _, count in layers] or [1]) or 1
+    body = []
+    for i, (layer, name, count) in enumerate(layers):
+        y = 4 + i * row
+        colour = PALETTE.get(layer, "#777")
+        body.append(f'<rect x="4" y="{y}" width="{width - 8}" height="{row - 6}" rx="4" fill="none" '
+                    f'stroke="{colour}" stroke-width="2"/>'
+                    f'<rect x="4" y="{y}" width="10" height="{row - 6}" fill="{colour}"/>'
+                    f'<text x="22" y="{y + 19}" font-size="13">{html_text(name)}</text>'
+                    f'<rect x="{bar_left}" y="{y + 8}" width="{count / peak * bar_span:.1f}" height="12" fill="{colour}"/>'
+                    f'<text x="{bar_left + count / peak * bar_span + 6:.1f}" y="{y + 19}" font-size="12">'
+                    f'{count} incident{"s" if count != 1 else ""}</text>')
+    return _svg(width, len(layers) * row + 8, label, body)

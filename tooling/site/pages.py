@@ -44,6 +44,7 @@ PAGE_TYPES: tuple[PageType, ...] = (
     PageType("ladders/index.md", "ladders_index.md.j2"),
     PageType(RECORD_PAGES["ladder"], "ladder.md.j2", lambda a: a.ladders),
     PageType("trends.md", "trends.md.j2"),
+    PageType("stack.md", "stack.md.j2"),
     PageType("repeats.md", "repeats.md.j2"),
     PageType("reference.md", "reference.md.j2"),
     PageType("tags.md", "tags.md.j2"),

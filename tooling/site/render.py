@@ -89,12 +89,21 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) ->
                                                    label="Incidents per week by layer"),
                 gpu_chart=charts.horizontal_bars([(t.layer, t.gpu_hours) for t in analysis.trends.layers],
                                                  label="GPU-hours lost by layer", unit="GPU-h"),
+                stack_chart=_stack_chart(analysis),
                 mttd_chart=charts.horizontal_bars([(t.layer, t.mttd_hours) for t in analysis.trends.layers
                                                    if t.mttd_hours is not None],
                                                   label="Mean time to detect by layer", unit="h"),
                 mttr_chart=charts.horizontal_bars([(t.layer, t.mttr_hours) for t in analysis.trends.layers
                                                    if t.mttr_hours is not None],
                                                   label="Mean time to resolve by layer", unit="h"))
+
+
+def _stack_chart(analysis: Analysis) -> Markup:
+    if analysis.stack is None:
+        return Markup("")
+    counts = analysis.trends.facets["layer"]
+    layers = [(entry["layer"], entry["name"], counts.get(entry["layer"], 0)) for entry in analysis.stack.data["layers"]]
+    return charts.stack_diagram(layers, label="The stack cross-section with this team's incidents per layer")
 
 
 # Set before forking workers: (page list, template globals, output folder).
