@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -13,8 +14,14 @@ from site_support import CHROMIUM, FLAGS, build_site
 
 
 @pytest.fixture(scope="session")
-def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    site = build_site(tmp_path_factory.mktemp("site-repo"))
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site (HTML) of a copy of this project, with the test records added."""
+    return build_site(tmp_path_factory.mktemp("site-repo"))
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path) -> Iterator[str]:
+    site = built_site
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
