@@ -192,7 +192,8 @@ def check_drafts(records: list[Record], index: Index, now: datetime) -> Iterator
 def check_rotation(records: list[Record]) -> Iterator[Finding]:
     """rotation-too-small and night-pages-unbalanced (warnings): people break before runs do."""
     for record in records:
-        if record.kind != "run" or record.get("state") in ("finished", "failed") or "oncall" not in record.data:
+        live = record.kind == "run" and record.get("state") not in ("planned", "finished", "failed")
+        if not live or "oncall" not in record.data:
             continue
         oncall = record.data["oncall"]
         people = set(oncall.get("members", [])) | {s["person"] for s in oncall.get("shifts", [])}
