@@ -109,7 +109,7 @@ class Loaded:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _at(path: str, text: str, index: int) -> tuple[int, int]:
+def _at(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     col = index - (text.rfind("\n", 0, index) + 1) + 1
     return line, col
@@ -130,14 +130,14 @@ def read_text(path: str) -> tuple[str | None, Finding | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         good = raw[: exc.start].decode("utf-8", errors="replace")
-        line, col = _at(path, good, len(good))
+        line, col = _at(good, len(good))
         return None, Finding(path, line, col, "not-utf8",
                              f"invalid UTF-8 byte 0x{raw[exc.start]:02x}; expected UTF-8 text")
     if text.startswith("\ufeff"):
         text = text[1:]
     tab = text.find("\t")
     if tab >= 0:
-        line, col = _at(path, text, tab)
+        line, col = _at(text, tab)
         return None, Finding(path, line, col, "tab-character",
                              "tab character; expected spaces (records are indented with spaces)")
     return text, None

@@ -96,14 +96,14 @@ def validate(paths: Sequence[Path], *, root: Path | None = None, jobs: int | Non
                 clean.append(record)
     universe = list(report.records)
     if root is not None:
-        universe += _other_records(root, set(files), jobs)
+        universe += repository_records(root, skip=files, jobs=jobs)
     report.findings.extend(check_all(clean, universe))
     report.findings.sort()
     return report
 
 
-def _other_records(root: Path, seen: set[str], jobs: int | None) -> list[Record]:
-    """Records of the repository outside the validated paths, only to resolve references."""
-    seen_abs = {os.path.abspath(p) for p in seen}
-    others = [p for p in repository_files(root) if os.path.abspath(p) not in seen_abs]
-    return [Record(p, d) for p, d, _ in check_files(others, jobs=jobs) if _usable(d)]
+def repository_records(root: Path, *, skip: Iterable[str] = (), jobs: int | None = None) -> list[Record]:
+    """Every loadable record of the repository (outside ``skip``), to resolve references against."""
+    skipped = {os.path.abspath(p) for p in skip}
+    files = [p for p in repository_files(root) if os.path.abspath(p) not in skipped]
+    return [Record(p, d) for p, d, _ in check_files(files, jobs=jobs) if _usable(d)]
