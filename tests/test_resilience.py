@@ -12,7 +12,7 @@ import torch
 from tooling.resilience.checkpoint import CheckpointManager
 from tooling.resilience.compare import RunRecorder, first_divergence, reproducible
 from tooling.resilience.determinism import set_determinism
-from tooling.resilience.nan_guard import NaNGuard, Verdict
+from tooling.resilience.nan_guard import NaNGuard, TensorBoardSink, Verdict
 from tooling.resilience.switch import Action, KillSwitch
 
 
@@ -94,6 +94,28 @@ def test_nan_guard_policies(tmp_path: Path, policy: str, verdicts: list[Verdict]
     log = [json.loads(line) for line in (tmp_path / "m.jsonl").read_text().splitlines()]
     assert [entry["finite"] for entry in log] == [True, False, False, False, True]
     assert log[1]["loss"] == "nan" and log[2]["grad_norm"] == "inf"
+
+
+def test_nan_guard_sinks_get_every_step_and_tensorboard_keeps_the_nan(tmp_path: Path) -> None:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    seen: list[dict] = []
+    guard = NaNGuard(sinks=[seen.append, TensorBoardSink(tmp_path / "tb")])
+    # steps 0, 1, 2 (NaN), then a rollback to step 1 and on
+    for step, (loss, g) in zip([0, 1, 2, 1, 2], [(1.0, 0.1), (0.5, 4.0), (math.nan, 0.1), (0.25, 0.1), (0.2, 0.1)]):
+        guard.check(step, torch.tensor(loss), _model_with_grad(g).parameters())
+    guard.close()
+    assert [r["step"] for r in seen] == [0, 1, 2, 1, 2]
+    assert [r["finite"] for r in seen] == [True, True, False, True, True]
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    losses = [(e.step, e.value) for e in events.Scalars("nan_guard/loss")]
+    assert [x for x, _ in losses] == [0, 1, 2, 3, 4], "a rollback must not hide the NaN"
+    assert math.isnan(losses[2][1]) and losses[3][1] == 0.25
+    assert [e.value for e in events.Scalars("nan_guard/step")] == [0, 1, 2, 1, 2]
+    assert [e.value for e in events.Scalars("nan_guard/bad_steps")] == [0, 0, 1, 1, 1]
+    norms = [e.value for e in events.Scalars("nan_guard/grad_norm")]
+    assert norms[1] == pytest.approx(seen[1]["grad_norm"]) and norms[1] > norms[0]
 
 
 def _train(directory: Path, *, poison_at: int | None = None) -> None:

@@ -7,6 +7,7 @@ Run: python labs/03-nan-guard/check.py  (exit status 0 when every check passes)
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -19,9 +20,19 @@ from tooling.resilience.checkpoint import CheckpointManager
 TRAIN = Path(__file__).with_name("train.py")
 
 
-def run(out: Path, policy: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(TRAIN), "--out", str(out), "--policy", policy],
+def run(out: Path, policy: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TRAIN), "--out", str(out), "--policy", policy, *extra],
                           capture_output=True, text=True, timeout=300)
+
+
+def tensorboard_pairs(log_dir: Path) -> list[tuple[float, float]]:
+    """(loss, grad norm) of every step as TensorBoard will show them."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(log_dir))
+    events.Reload()
+    return list(zip((e.value for e in events.Scalars("nan_guard/loss")),
+                    (e.value for e in events.Scalars("nan_guard/grad_norm"))))
 
 
 def all_saved_weights_finite(out: Path) -> bool:
@@ -36,7 +47,7 @@ def all_saved_weights_finite(out: Path) -> bool:
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        rollback = run(Path(tmp) / "rollback", "rollback")
+        rollback = run(Path(tmp) / "rollback", "rollback", "--tensorboard", str(Path(tmp) / "tb"))
         assert rollback.returncode == 0, rollback.stdout + rollback.stderr
         assert "rolled back to step" in rollback.stdout and "weights finite: True" in rollback.stdout
         metrics = [json.loads(line) for line in (Path(tmp) / "rollback" / "metrics.jsonl").read_text().splitlines()]
@@ -44,6 +55,10 @@ def main() -> int:
         chart = (Path(tmp) / "rollback" / "before-nan.svg").read_text()
         assert chart.startswith("<svg") and "before the first NaN" in chart
         assert all_saved_weights_finite(Path(tmp) / "rollback")
+        board = tensorboard_pairs(Path(tmp) / "tb")
+        first_bad = next(i for i, m in enumerate(metrics) if not m["finite"])
+        assert len(board) == len(metrics) and not all(map(math.isfinite, board[first_bad])), \
+            "TensorBoard must get every step, the non-finite one included"
         print(rollback.stdout.strip().splitlines()[-1])
 
         skip = run(Path(tmp) / "skip", "skip")

@@ -6,6 +6,8 @@ Run (from the repository root, with the project's environment: . .venv/bin/activ
     python labs/03-nan-guard/train.py --out /tmp/lab3                     # rollback, lower LR
     python labs/03-nan-guard/train.py --out /tmp/lab3 --policy skip       # skip bad steps
     python labs/03-nan-guard/train.py --out /tmp/lab3 --policy halt       # stop after 3 in a row
+    python labs/03-nan-guard/train.py --out /tmp/lab3 --tensorboard /tmp/lab3/tb
+    tensorboard --logdir /tmp/lab3/tb                                     # local, offline
 
 It writes /tmp/lab3/metrics.jsonl (loss and grad norm of every step) and
 /tmp/lab3/before-nan.svg, the chart of both in the steps before the first NaN: the grad norm
@@ -23,7 +25,7 @@ from pathlib import Path
 import torch
 
 from tooling.resilience.checkpoint import CheckpointManager
-from tooling.resilience.nan_guard import NaNGuard, Policy, Verdict
+from tooling.resilience.nan_guard import NaNGuard, Policy, TensorBoardSink, Verdict
 from tooling.site.charts import line_chart
 
 STEPS = 400
@@ -53,6 +55,7 @@ def main() -> int:
     parser.add_argument("--policy", choices=[p.value for p in Policy], default="rollback")
     parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
     parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--tensorboard", type=Path, metavar="DIR", help="also write TensorBoard event files here")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "metrics.jsonl").unlink(missing_ok=True)
@@ -64,7 +67,9 @@ def main() -> int:
     peak = args.peak_lr
     data = torch.Generator().manual_seed(SEED)
     manager = CheckpointManager(args.out / "checkpoints", keep=3)
-    guard = NaNGuard(policy=args.policy, max_bad_steps=3, lr_factor=0.3, log_path=args.out / "metrics.jsonl")
+    sinks = [TensorBoardSink(args.tensorboard)] if args.tensorboard else []
+    guard = NaNGuard(policy=args.policy, max_bad_steps=3, lr_factor=0.3, log_path=args.out / "metrics.jsonl",
+                     sinks=sinks)
 
     step = 0
     while step < args.steps:

@@ -5,6 +5,11 @@ and gradient norm of every step to a JSON-lines file (the trend before a NaN is 
 says what to do: step, skip the step, roll back to the last good checkpoint with a lower
 learning rate (``rollback``), or skip until ``max_bad_steps`` bad steps in a row and then halt
 (``halt``). The guard decides; the training loop acts (see labs/03-nan-guard/train.py).
+
+Each step's record also goes to every sink passed in ``sinks``: :class:`TensorBoardSink` writes
+TensorBoard event files (offline by nature: ``tensorboard --logdir DIR`` reads them later), and
+any callable taking the record works too, e.g. for wandb in offline mode
+(``WANDB_MODE=offline``): ``sinks=[lambda r: wandb.log(r, step=r["step"])]``.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import enum
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, Callable, Iterable, Sequence, TextIO
 
 import torch
 
@@ -38,9 +43,44 @@ def grad_norm(parameters: Iterable[torch.nn.Parameter]) -> torch.Tensor:
     return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
 
 
+Sink = Callable[[dict[str, Any]], None]
+
+
+class TensorBoardSink:
+    """Loss, gradient norm, training step and the running count of bad steps as TensorBoard scalars.
+
+    The x axis counts every checked step, the ones repeated after a rollback included: keyed by
+    the training step, TensorBoard would discard everything after the step a rollback returns
+    to (it treats a step going backwards as a restart), the NaN among them.
+    """
+
+    def __init__(self, log_dir: str | Path) -> None:
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError as error:  # torch imports it lazily; the package is optional
+            raise ValueError("TensorBoardSink needs the tensorboard package (pip install tensorboard)") from error
+        self._writer = SummaryWriter(log_dir=str(log_dir))
+        self._bad = 0
+        self._checked = 0
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        x = self._checked
+        self._checked += 1
+        self._bad += 0 if record["finite"] else 1
+        # NaN and inf are written as they are: TensorBoard shows them, which is the point
+        self._writer.add_scalar("nan_guard/loss", record["loss"], x)
+        self._writer.add_scalar("nan_guard/grad_norm", record["grad_norm"], x)
+        self._writer.add_scalar("nan_guard/step", record["step"], x)
+        self._writer.add_scalar("nan_guard/bad_steps", self._bad, x)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
 class NaNGuard:
     def __init__(self, *, policy: Policy | str = Policy.SKIP, max_bad_steps: int = 3,
-                 lr_factor: float = 0.5, log_path: str | Path | None = None) -> None:
+                 lr_factor: float = 0.5, log_path: str | Path | None = None,
+                 sinks: Sequence[Sink] = ()) -> None:
         self.policy = Policy(policy)
         if max_bad_steps < 1:
             raise ValueError(f"max_bad_steps must be at least 1, got {max_bad_steps}")
@@ -50,6 +90,7 @@ class NaNGuard:
         self.bad_in_a_row = 0
         self.bad_total = 0
         self._log: TextIO | None = open(log_path, "a", encoding="utf-8") if log_path else None
+        self._sinks = list(sinks)
 
     def check(self, step: int, loss: torch.Tensor, parameters: Iterable[torch.nn.Parameter]) -> Verdict:
         norm = grad_norm(parameters)
@@ -75,6 +116,8 @@ class NaNGuard:
         return float(optimizer.param_groups[0]["lr"])
 
     def _write(self, record: dict[str, Any]) -> None:
+        for sink in self._sinks:
+            sink(record)
         if self._log is not None:
             # json cannot hold NaN/inf portably: write them as strings
             clean = {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in record.items()}
@@ -82,6 +125,12 @@ class NaNGuard:
             self._log.flush()
 
     def close(self) -> None:
+        """Close the log and every sink that has a ``close`` method."""
+        for sink in self._sinks:
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close()
+        self._sinks = []
         if self._log is not None:
             self._log.close()
             self._log = None
