@@ -25,6 +25,7 @@ import torch
 import torch.distributed as dist
 
 from tooling.resilience.checkpoint import CheckpointManager
+from tooling.resilience.ranks import any_rank, shutdown
 
 TOTAL_STEPS = 400
 CKPT_EVERY = 20  # steps; at most this many are trained twice after a hard kill
@@ -39,15 +40,6 @@ def on_usr1(signum: int, frame: object) -> None:
     stop_requested = True  # only a flag: saving inside a signal handler could interrupt a half-done step
 
 
-def agree(flag: bool) -> bool:
-    """True on every rank if any rank was asked to stop, so all ranks save the same step."""
-    if not (dist.is_available() and dist.is_initialized()):
-        return flag
-    vote = torch.tensor([1 if flag else 0])
-    dist.all_reduce(vote, op=dist.ReduceOp.MAX)
-    return bool(vote.item())
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -57,9 +49,15 @@ def main() -> int:
     parser.add_argument("--requeue", action="store_true", help="on USR1, rank 0 requeues this SLURM job")
     args = parser.parse_args()
     signal.signal(signal.SIGUSR1, on_usr1)
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        dist.init_process_group("gloo")
-    rank = dist.get_rank() if dist.is_initialized() else 0
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return train(args, rank=0)
+    dist.init_process_group("gloo")
+    status = train(args, rank=dist.get_rank())
+    shutdown()  # destroy_process_group() once gloo has let go; see tooling/resilience/ranks.py
+    return status
+
+
+def train(args: argparse.Namespace, *, rank: int) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     task = os.environ.get("SLURM_ARRAY_TASK_ID", "-")
     restart = os.environ.get("SLURM_RESTART_COUNT", "0")  # unset on a first run, 1 after a requeue
@@ -98,7 +96,7 @@ def main() -> int:
             log.flush()
         if step % args.ckpt_every == 0:
             save()
-        if agree(stop_requested):
+        if any_rank(stop_requested):  # every rank stops at the same step
             save()
             print(f"USR1: saved step {step} before the time limit; exiting", flush=True)
             if args.requeue and rank == 0 and "SLURM_JOB_ID" in os.environ:

@@ -24,6 +24,8 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from tooling.resilience.ranks import shutdown
+
 HANG_RANK = int(os.environ.get("HANG_RANK", "2"))
 HANG_STEP = int(os.environ.get("HANG_STEP", "20"))
 HANG_TIMEOUT = float(os.environ.get("HANG_TIMEOUT", "60"))
@@ -63,7 +65,7 @@ def main() -> int:
         if PROGRESS:
             Path(PROGRESS, f"rank{rank}").write_text(str(step))
         train_step(model, optimizer, step, rank, world)
-    dist.destroy_process_group()
+    shutdown(*(p.grad for p in model.parameters() if p.grad is not None))  # once gloo has let go of them
     return 0
 
 

@@ -6,6 +6,8 @@
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
 - :func:`set_determinism`: fast mode or strict debugging mode.
+- :func:`tooling.resilience.ranks.any_rank` / :func:`~tooling.resilience.ranks.shutdown`: one
+  rank's stop flag reaches every rank; a process-group teardown that cannot abort at exit.
 - :mod:`tooling.resilience.compare`: where two runs first diverge; reproducibility check.
 
 Each imports torch lazily enough that ``tooling`` itself never needs it.

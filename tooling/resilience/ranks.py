@@ -1,0 +1,53 @@
+"""Decisions every rank must take together, and a process-group teardown that cannot abort.
+
+:func:`any_rank` turns a flag raised on one rank (a SIGUSR1 from SLURM, a STOP file seen by one
+node) into the same answer on every rank, so all ranks save the same step and stop together.
+Without a process group it returns the flag, so the same loop runs on one process.
+
+:func:`shutdown` exists because of how gloo and Python 3.11 meet at exit. gloo's worker thread
+drops its reference to the last collective's tensor a moment after the caller has woken up.
+Dropping a tensor that Python has seen needs the GIL; if the interpreter is already finalising,
+the thread is killed instead, and the whole rank aborts with "terminate called without an
+active exception" after a perfectly good save. So: wait until gloo has let go, then destroy.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.distributed as dist
+
+# One buffer for every vote: shutdown() knows which tensor to wait for, and no vote allocates.
+_VOTE = torch.zeros(1, dtype=torch.int64)
+
+
+def any_rank(flag: bool) -> bool:
+    """True on every rank when at least one rank passed True (a MAX all-reduce of one integer)."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return flag
+    _VOTE.fill_(1 if flag else 0)
+    dist.all_reduce(_VOTE, op=dist.ReduceOp.MAX)
+    return bool(_VOTE.item())
+
+
+def released(tensor: torch.Tensor) -> bool:
+    """Whether only Python still holds ``tensor`` (no collective's work object does)."""
+    use_count = getattr(tensor, "_use_count", None)
+    return use_count is None or use_count() <= 1
+
+
+def shutdown(*tensors: torch.Tensor, timeout: float = 10.0) -> None:
+    """Destroy the default process group once gloo holds neither the vote buffer nor ``tensors``.
+
+    Pass the tensors of your own last collectives (e.g. the gradients you all-reduced).
+    Raises ``TimeoutError`` if one is still held after ``timeout`` seconds, which would mean a
+    collective is still running: a bug in the caller, not a race.
+    """
+    if not (dist.is_available() and dist.is_initialized()):
+        return
+    deadline = time.monotonic() + timeout
+    while not all(released(t) for t in (_VOTE, *tensors)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"a collective still holds its tensors after {timeout} s")
+        time.sleep(0.001)
+    dist.destroy_process_group()
