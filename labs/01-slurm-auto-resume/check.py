@@ -4,7 +4,8 @@ Submits the job array, then interrupts the running task four ways: scancel, SIGK
 trainer, a preemption (scontrol requeue) and the early warning (USR1, as --signal sends it
 before the time limit). Each time the next task resumes from the last checkpoint; the run ends
 at the planned step, with no step trained twice beyond the checkpoint interval, and the warned
-task saves before it goes.
+task saves before it goes. Then the real thing, about a minute: a job with a one-minute time
+limit gets USR1 from SLURM itself, saves, requeues itself, and resumes from that step.
 
 Run: python labs/01-slurm-auto-resume/check.py
 """
@@ -134,8 +135,35 @@ def main() -> int:
         finally:
             subprocess.run(["scancel", job], capture_output=True)
         verify(out)
+        time_limit_warning(out / "time-limit")
     print("lab 1 self-check: passed")
     return 0
+
+
+def time_limit_warning(out: Path) -> None:
+    """SLURM sends USR1 once less than 50 s of the 1-minute limit are left (it looks every ~30 s)."""
+    out.mkdir()
+    env = f"ALL,LAB1_OUT={out},LAB1_PYTHON={sys.executable},LAB1_TRAIN={HERE / 'train.py'}"
+    job = sh("sbatch", "--parsable", "--array=1", "--time=1", "--signal=B:USR1@50", f"--chdir={out}",
+             f"--export={env}", str(HERE / "job.sbatch"), "--total-steps", "1000000",
+             "--ckpt-every", str(CKPT_EVERY), "--step-seconds", "0.02", "--requeue")
+    task, output = f"{job}_1", out / f"lab1-auto-resume-{job}_1.out"
+
+    def printed() -> str:
+        return output.read_text() if output.exists() else ""
+    try:
+        until(lambda: "USR1: saved step" in printed(), "SLURM's USR1 before the time limit", seconds=120)
+        saved = int(re.findall(r"USR1: saved step (\d+)", printed())[0])
+        until(lambda: "JobState=PENDING" in sh("scontrol", "show", "job", task), f"{task} requeued by rank 0")
+        retry("scontrol", "update", f"JobId={task}", "StartTime=now")
+        until(lambda: f"restart 1: resumed from step {saved}" in printed(), f"{task} resuming from {saved}")
+    except AssertionError:
+        print(f"--- {output.name}\n{printed()[-1500:]}", file=sys.stderr)
+        raise
+    finally:
+        subprocess.run(["scancel", job], capture_output=True)
+    print(f"time limit: SLURM's own USR1 came, step {saved} was saved, the job requeued itself and "
+          f"resumed from step {saved} with SLURM_RESTART_COUNT=1")
 
 
 def verify(out: Path) -> None:
