@@ -1,6 +1,6 @@
 """Self-check of lab 4: for each choice of hung rank among 4, `tooling stacks` names exactly
-that rank. Each hang is ended by this check (the whole torchrun process group is killed), so
-nothing is left running, and every wait is bounded.
+that rank. Each hang is ended by this check (every rank, then torchrun, is killed) and the check
+makes sure nothing is left running; every wait is bounded.
 
 Run: python labs/04-hung-rank/check.py
 """
@@ -14,6 +14,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tooling.diagnose.ranks import children
 
 TRAIN = Path(__file__).with_name("train.py")
 RANKS, HANG_STEP = 4, 15
@@ -30,6 +32,35 @@ def wait_until_hung(progress: Path, hung: int, process: subprocess.Popen[bytes],
             return
         time.sleep(0.1)
     raise AssertionError(f"rank {hung} never hung")
+
+
+def still_running(marker: str) -> list[int]:
+    """Live processes (zombies excluded) whose environment carries ``marker``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes().split(b"\0") \
+                    and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def end_hang(torchrun: subprocess.Popen[bytes], marker: str) -> None:
+    """Kill every rank, then torchrun. Each rank runs in a session of its own, so killing
+    torchrun's process group alone would leave the hung rank asleep for an hour."""
+    for pid in children(torchrun.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    os.killpg(torchrun.pid, signal.SIGKILL)
+    torchrun.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while (left := still_running(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"processes of the hung job still running: {left}"
 
 
 def check(hung: int) -> str:
@@ -53,8 +84,7 @@ def check(hung: int) -> str:
                 print(text.stdout.rstrip())
             return report["outliers"][0]["frame"]
         finally:
-            os.killpg(torchrun.pid, signal.SIGKILL)  # ends the hang: nothing is left running
-            torchrun.wait(timeout=30)
+            end_hang(torchrun, f"HANG_PROGRESS={progress}")
 
 
 def main() -> int:

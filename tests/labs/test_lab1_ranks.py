@@ -41,6 +41,8 @@ def test_ranks_agree_on_the_stop_and_only_rank_0_saves(tmp_path: Path) -> None:
         output, _ = torchrun.communicate(timeout=60)
     finally:
         if torchrun.poll() is None:
+            for pid in _rank_pids(torchrun.pid).values():  # each rank has a session of its own
+                os.kill(pid, signal.SIGKILL)
             os.killpg(torchrun.pid, signal.SIGKILL)
             torchrun.wait()
     stops = sorted(int(s) for s in re.findall(r"USR1: saved step (\d+)", output))
