@@ -25,7 +25,7 @@ def test_merge_keys_may_override_but_own_keys_may_not_repeat() -> None:
         "t.yaml:4:3: [duplicate-key] duplicate key 'x' (first defined at line 3); expected each key once per mapping"]
 
 
-def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+def test_a_byte_order_mark_is_accepted() -> None:
     assert parse_text("t.yaml", "\ufeffkind: run\n").data == {"kind": "run"}
 
 

@@ -14,8 +14,8 @@ REVIEW = CORPUS / "review"
 EXPECTED = yaml.safe_load((REVIEW / "expected.yaml.txt").read_text())
 
 
-def _findings(postmortem: str, cwd: Path = REVIEW) -> tuple[int, list[str]]:
-    result = tooling("review", postmortem, cwd=cwd)
+def _findings(postmortem: str) -> tuple[int, list[str]]:
+    result = tooling("review", postmortem, cwd=REVIEW)
     assert "Traceback" not in result.stderr
     return result.returncode, result.stdout.splitlines()
 

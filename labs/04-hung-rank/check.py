@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tooling.diagnose.ranks import children
+from tooling.diagnose.ranks import children, environ
 
 TRAIN = Path(__file__).with_name("train.py")
 RANKS, HANG_STEP = 4, 15
@@ -34,20 +34,13 @@ def wait_until_hung(progress: Path, hung: int, process: subprocess.Popen[bytes],
     raise AssertionError(f"rank {hung} never hung")
 
 
-def still_running(marker: str) -> list[int]:
-    """Live processes (zombies excluded) whose environment carries ``marker``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and marker.encode() in (proc / "environ").read_bytes().split(b"\0") \
-                    and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return found
+def still_running(progress: str) -> list[int]:
+    """Live processes of the run (a zombie's environment cannot be read, so zombies never count)."""
+    return [int(p.name) for p in Path("/proc").iterdir()
+            if p.name.isdigit() and environ(int(p.name)).get("HANG_PROGRESS") == progress]
 
 
-def end_hang(torchrun: subprocess.Popen[bytes], marker: str) -> None:
+def end_hang(torchrun: subprocess.Popen[bytes], progress: str) -> None:
     """Kill every rank, then torchrun. Each rank runs in a session of its own, so killing
     torchrun's process group alone would leave the hung rank asleep for an hour."""
     for pid in children(torchrun.pid):
@@ -58,7 +51,7 @@ def end_hang(torchrun: subprocess.Popen[bytes], marker: str) -> None:
     os.killpg(torchrun.pid, signal.SIGKILL)
     torchrun.wait(timeout=30)
     deadline = time.monotonic() + 10
-    while (left := still_running(marker)) and time.monotonic() < deadline:
+    while (left := still_running(progress)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"processes of the hung job still running: {left}"
 
@@ -84,7 +77,7 @@ def check(hung: int) -> str:
                 print(text.stdout.rstrip())
             return report["outliers"][0]["frame"]
         finally:
-            end_hang(torchrun, f"HANG_PROGRESS={progress}")
+            end_hang(torchrun, progress)
 
 
 def main() -> int:

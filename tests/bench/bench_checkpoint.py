@@ -21,13 +21,10 @@ from tooling.resilience.nan_guard import NaNGuard
 REPEAT = 7
 
 
-def median_seconds(action, repeat: int = REPEAT) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(action) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
 
 
 def checkpoint_figures(root: Path) -> None:
@@ -37,11 +34,11 @@ def checkpoint_figures(root: Path) -> None:
     plain_times, managed_times, blocked_times = [], [], []
     for step in range(REPEAT):  # interleaved, so that the disk's good and bad moments hit all three
         # like a real run: a new file per step, the one from two saves ago deleted (keep 2)
-        plain_times.append(median_seconds(lambda: torch.save(state, root / f"plain-{step}.pt"), repeat=1))
+        plain_times.append(seconds(lambda: torch.save(state, root / f"plain-{step}.pt")))
         (root / f"plain-{step - 2}.pt").unlink(missing_ok=True)
-        managed_times.append(median_seconds(lambda: sync.save(state, step), repeat=1))
+        managed_times.append(seconds(lambda: sync.save(state, step)))
         # the loop is blocked only for the in-memory copy; the write overlaps the next steps
-        blocked_times.append(median_seconds(lambda: background.save(state, step), repeat=1))
+        blocked_times.append(seconds(lambda: background.save(state, step)))
         background.wait()
     plain, managed, blocked = (statistics.median(t) for t in (plain_times, managed_times, blocked_times))
     mib = sum(t.numel() * t.element_size() for t in state.values()) / 2**20
@@ -78,8 +75,8 @@ def nan_guard_figures() -> None:
     steps(True)  # warm-up
     bare_times, ratios = [], []
     for _ in range(GUARD_ROUNDS):  # paired rounds: a slow moment of the machine hits both halves of a pair
-        bare = median_seconds(lambda: steps(False), repeat=1)
-        ratios.append(median_seconds(lambda: steps(True), repeat=1) / bare)
+        bare = seconds(lambda: steps(False))
+        ratios.append(seconds(lambda: steps(True)) / bare)
         bare_times.append(bare)
     low, mid, high = statistics.quantiles(ratios, n=4)
     print(f"NaN guard: {statistics.median(bare_times) / GUARD_STEPS * 1000:.2f} ms per step without "

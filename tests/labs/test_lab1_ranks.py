@@ -9,19 +9,13 @@ import sys
 import time
 from pathlib import Path
 
+from tooling.diagnose.ranks import children, rank_of
+
 TRAIN = Path(__file__).resolve().parents[2] / "labs" / "01-slurm-auto-resume" / "train.py"
 
 
 def _rank_pids(torchrun: int) -> dict[str, int]:
-    ranks = {}
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == torchrun:
-                env = dict(i.split("=", 1) for i in (proc / "environ").read_bytes().decode().split("\0") if "=" in i)
-                ranks[env["RANK"]] = int(proc.name)
-        except (OSError, KeyError, IndexError, ValueError):
-            continue
-    return ranks
+    return {rank_of(pid): pid for pid in children(torchrun)}
 
 
 def test_ranks_agree_on_the_stop_and_only_rank_0_saves(tmp_path: Path) -> None:

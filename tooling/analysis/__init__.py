@@ -16,6 +16,7 @@ from tooling.records.model import Record
 @dataclass(frozen=True)
 class Analysis:
     now: datetime
+    records: list[Record]  # every record analysed: what cross-record rules need when one is edited
     runs: list[RunCard]
     incidents: list[IncidentView]
     postmortems: list[PostmortemView]
@@ -34,13 +35,14 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     groups = group_ids(incidents)
     return Analysis(
         now=now,
+        records=records,
         runs=run_cards(records, incidents, now=now),
         incidents=incidents,
         postmortems=postmortems,
         actions=action_board(postmortems),
         trends=trends(incidents),
         ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
-        candidates=candidates(incidents, postmortems, groups=groups),
+        candidates=candidates(groups, postmortems),
         suggestions=likely_repeats(groups, Index(incidents)),
         stack=next((r for r in records if r.kind == "stack"), None),
     )

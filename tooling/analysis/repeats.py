@@ -109,11 +109,10 @@ def _state(group: list[IncidentView], postmortems: list[PostmortemView]) -> tupl
     return "automated", refs
 
 
-def candidates(views: list[IncidentView], postmortems: list[PostmortemView], *,
-               groups: list[list[IncidentView]] | None = None) -> list[Candidate]:
+def candidates(groups: list[list[IncidentView]], postmortems: list[PostmortemView]) -> list[Candidate]:
     """Groups of two or more, most occurrences first, then most GPU-hours lost."""
     out = []
-    for group in groups if groups is not None else group_ids(views):
+    for group in groups:
         if len(group) < 2:
             continue
         signatures = Counter(normalise(s) for v in group for s in v.data.get("signatures", []))

@@ -67,12 +67,9 @@ class Index:
         vector = self.vectors.get(view.id) or self._weigh(terms(view))
         # A person already judged these: not the same failure, or related but different.
         excluded = {view.id, *view.data.get("not_repeat_of", []), *view.data.get("related", [])}
-        scores: dict[str, float] = defaultdict(float)
-        for term, weight in vector.items():
-            for other in self.postings.get(term, ()):
-                if other not in excluded and not self._judged(other, view.id):
-                    scores[other] += weight * self.vectors[other][term]
-        rescored = {i: sum(w * self.vectors[i].get(t, 0.0) for t, w in vector.items()) for i in scores}
+        sharing = {other for term in vector for other in self.postings.get(term, ())
+                   if other not in excluded and not self._judged(other, view.id)}
+        rescored = {i: sum(w * self.vectors[i].get(t, 0.0) for t, w in vector.items()) for i in sharing}
         best = sorted(((s, i) for i, s in rescored.items() if s >= threshold), reverse=True)[:limit]
         return [Suggestion(view.id, i, round(s, 2)) for s, i in best]
 

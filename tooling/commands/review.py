@@ -64,8 +64,6 @@ def _transition(pm: PostmortemView, analysis: Analysis, expected: str,
     if pm.data["status"] != expected:
         raise UserError(f"{pm.id} is {pm.data['status']}; expected it {expected} "
                         f"(draft -> in-review with --submit, in-review -> reviewed with --approve)")
-    universe = [v.record for v in analysis.incidents] + [p.record for p in analysis.postmortems]
-    universe += [c.record for c in analysis.runs] + analysis.ladders
-    set_fields(Path(pm.record.path), changes, universe=universe)
+    set_fields(Path(pm.record.path), changes, universe=analysis.records)
     print(f"{pm.id}: {done}", file=sys.stderr)
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tooling.diagnose.triage import StepResult, triage
 from tooling.errors import UsageError
+from tooling.records.kinds import KINDS
 from tooling.records.load import load_file
 from tooling.scaffold.new import new_incident
 
@@ -25,7 +26,7 @@ def _print(result: StepResult, total: int) -> None:
 
 def triage_command(symptom: str, *, root: Path, pid: int | None, timeout: float, incident_run: str | None,
                    argv: list[str]) -> int:
-    path = root / "runbooks" / "ladders" / f"{symptom}.yaml"
+    path = root / KINDS["ladder"].directory / f"{symptom}.yaml"
     loaded = load_file(str(path)) if path.is_file() else None
     if loaded is None or loaded.findings:
         raise UsageError(f"no valid ladder for '{symptom}' at {path}")

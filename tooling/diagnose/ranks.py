@@ -14,7 +14,8 @@ from tooling.errors import UserError
 DUMP_TIMEOUT = 20.0  # seconds per process; a dump takes milliseconds
 
 
-def _environ(pid: int) -> dict[str, str]:
+def environ(pid: int) -> dict[str, str]:
+    """The environment ``pid`` started with; empty if it is gone, a zombie, or not ours to read."""
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
@@ -40,14 +41,14 @@ def slurm_job_ranks(job_id: str) -> list[int]:
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
-        env = _environ(int(proc.name))
+        env = environ(int(proc.name))
         if env.get("SLURM_JOB_ID") == job_id and "RANK" in env:
             found.append(int(proc.name))
     return sorted(found)
 
 
 def rank_of(pid: int) -> str:
-    return _environ(pid).get("RANK", f"pid{pid}")
+    return environ(pid).get("RANK", f"pid{pid}")
 
 
 def py_spy() -> str:

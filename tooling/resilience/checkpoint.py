@@ -22,7 +22,7 @@ import zlib
 
 import torch
 
-from tooling.records.atomic import fsync_path
+from tooling.records.atomic import fsync_path, replace_file
 
 MANIFEST = "manifest.json"
 _NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
@@ -123,9 +123,8 @@ class CheckpointManager:
         _publish(temp, self.directory / name)
         entries = sorted([e for e in self.entries if e.step != step] + [entry], key=lambda e: e.step)
         kept, dropped = entries[-self.keep:], entries[:-self.keep]
-        manifest_temp = self.directory / f".{MANIFEST}.tmp"
-        manifest_temp.write_text(json.dumps({"checkpoints": [e.__dict__ for e in kept]}, indent=1))
-        _publish(manifest_temp, self.directory / MANIFEST)  # written last: now the checkpoint exists
+        # written last: now the checkpoint exists
+        replace_file(self.directory / MANIFEST, json.dumps({"checkpoints": [e.__dict__ for e in kept]}, indent=1))
         self.entries = kept
         for entry in dropped:  # only after the manifest no longer names them
             (self.directory / entry.file).unlink(missing_ok=True)

@@ -65,9 +65,13 @@ def first_divergence(run_a: str | Path, run_b: str | Path, *, tolerance: float =
     for step in sorted(set(steps_a) & set(steps_b)):
         a = torch.load(steps_a[step], weights_only=True)
         b = torch.load(steps_b[step], weights_only=True)
-        layered = [d for d in _differences(a, b, tolerance) if d.layer is not None]
-        loss = [d for d in _differences(a, b, tolerance) if d.layer is None]
-        found = layered[0] if layered else loss[0] if loss else None
+        found = loss = None
+        for difference in _differences(a, b, tolerance):  # one pass; a layer beats the loss
+            if difference.layer is not None:
+                found = difference
+                break
+            loss = loss or difference
+        found = found or loss
         if found is not None:
             return Divergence(step, found.what, found.layer, found.difference)
     return None
