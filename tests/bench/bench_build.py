@@ -1,10 +1,12 @@
 """Benchmark: `tooling build` on 1,000 incidents vs a bare `mkdocs build` of the same rendered pages.
 
-Run: ./dev bench   (or .venv/bin/python tests/bench/bench_build.py [--incidents N])
+Run: ./dev bench   (or .venv/bin/python tests/bench/bench_build.py [--incidents N] [--tiny])
 Both builds run on the same generated repository in this run. `tooling build` starts from an
 empty docs/generated/ each time (validate + analyse + render + mkdocs build); the bare build
 gets the markdown it rendered. Target: at most 1.15x. Also prints absolute times and the
-site's size per page.
+site's size per page. The repository is the generated records plus what this project's site
+links to (docs, labs, ladders, the stack), so that the strict build passes as it does here.
+`--tiny` (20 incidents, 1 repeat) is the smoke test's size: a few seconds, figures not meaningful.
 """
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ NOW = "2026-11-29T12:00:00+00:00"
 
 
 def prepare(root: Path, incidents: int) -> None:
-    generate(root, incidents)
+    """Generated incidents and run, plus the rest of the site as tests/site/site_support.py copies it."""
+    generate(root, incidents)  # incidents/ and runbooks/runs/ (the project's own records stay out)
     shutil.copytree(PROJECT / "docs", root / "docs", ignore=shutil.ignore_patterns("generated"))
+    shutil.copytree(PROJECT / "labs", root / "labs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT / "runbooks" / "ladders", root / "runbooks" / "ladders")
+    shutil.copy(PROJECT / "runbooks" / "stack.yaml", root / "runbooks")
     shutil.copy(PROJECT / "mkdocs.yml", root)
     git = ["git", "-c", "user.name=Bench", "-c", "user.email=bench@test", "-C", str(root)]
     subprocess.run([*git, "init", "-q"], check=True)
@@ -48,7 +54,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--incidents", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test size: 20 incidents, 1 repeat")
     args = parser.parse_args()
+    if args.tiny:
+        args.incidents, args.repeat = 20, 1
     bindir = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -1,7 +1,8 @@
 """Benchmark: `tooling validate` on 10,000 incident files vs a bare libyaml load of the same files.
 
-Run: ./dev bench   (or .venv/bin/python tests/bench/bench_validate.py [--files N])
+Run: ./dev bench   (or .venv/bin/python tests/bench/bench_validate.py [--files N] [--tiny])
 Prints the ratio; the target is at most 1.2x. Both are measured in this run, on this machine.
+`--tiny` (200 files, 1 repeat) is the smoke test's size: a few seconds, figures not meaningful.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from records import generate
+
 
 def bare_load(paths: list[Path]) -> float:
     """The floor: read each file whole and hand it to libyaml (faster than passing the handle)."""
@@ -40,7 +42,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tiny", action="store_true", help="smoke-test size: 200 files, 1 repeat")
     args = parser.parse_args()
+    if args.tiny:
+        args.files, args.repeat = 200, 1
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         paths = generate(root, args.files)
