@@ -17,6 +17,7 @@ Self-check: python labs/03-nan-guard/check.py
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import sys
@@ -26,7 +27,6 @@ import torch
 
 from tooling.resilience.checkpoint import CheckpointManager
 from tooling.resilience.nan_guard import NaNGuard, Policy, TensorBoardSink, Verdict
-from tooling.site.charts import line_chart
 
 STEPS = 400
 PEAK_LR = 2.0  # reached after WARMUP steps; far too high for this model
@@ -35,6 +35,36 @@ SAVE_EVERY = 10
 SEED = 0
 WINDOW = 40  # steps before the first NaN shown on the chart
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, log_scale: bool = False) -> str:
+    """An SVG of lines sharing one x axis (steps), each scaled to its own range, legend on top.
+    Non-finite points are left out of the line (the legend still shows them)."""
+    width, height, left, top = 560, 220, 40, 30
+    colours = ["#ee6677", "#4477aa", "#228833", "#ccbb44"]  # colour-blind-friendly
+    scale = (lambda y: math.log10(max(y, 1e-12))) if log_scale else (lambda y: y)
+    xs = [x for points in series.values() for x, _ in points] or [0.0, 1.0]
+    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    body = [f'<line x1="{left}" y1="{top + height}" x2="{left + width}" y2="{top + height}" stroke="#888"/>',
+            f'<text x="{left}" y="{top + height + 16}" font-size="11">step {x0:g}</text>',
+            f'<text x="{left + width}" y="{top + height + 16}" font-size="11" text-anchor="end">step {x1:g}</text>']
+    for n, (name, points) in enumerate(series.items()):
+        finite = [(x, y) for x, y in points if math.isfinite(y)]
+        if not finite:
+            continue
+        values = [scale(y) for _, y in finite]
+        lo, hi = min(values), max(values) if max(values) > min(values) else min(values) + 1
+        path = " ".join(f"{'M' if i == 0 else 'L'}{left + (x - x0) / (x1 - x0) * width:.1f},"
+                        f"{top + height - (scale(y) - lo) / (hi - lo) * height:.1f}" for i, (x, y) in enumerate(finite))
+        colour = colours[n % len(colours)]
+        body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        body.append(f'<text x="{left + n * 230}" y="16" font-size="12" fill="{colour}">{html.escape(name)}: '
+                    f'{points[0][1]:.3g} → {points[-1][1]:.3g}{" (log scale)" if log_scale else ""}</text>')
+    title = html.escape(label)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {left + width + 20} {top + height + 24}" '
+            f'width="{left + width + 20}" height="{top + height + 24}" role="img" aria-label="{title}" '
+            f'class="playbook-chart" style="max-width:100%;height:auto"><title>{title}</title>'
+            + "".join(body) + "</svg>")
 
 
 def chart(metrics: list[dict], out: Path) -> None:

@@ -45,7 +45,8 @@ def train(out: Path, writer: str, steps: int = STEPS) -> int:
     model, optimizer = build()
     step = 0
     if writer == "manager":
-        manager = CheckpointManager(out / "checkpoints", keep=3)  # removes leftovers of killed saves
+        manager = CheckpointManager(out / "checkpoints", keep=3)
+        manager.cleanup()  # the folder's writer lock now, and the temporary files of killed saves removed
         restored = manager.load_latest()
         if restored is not None:
             state, step = restored

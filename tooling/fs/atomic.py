@@ -1,4 +1,9 @@
-"""Writes that never leave a half-written record: temp file, fsync, rename (or link)."""
+"""Writes that never leave a half-written file: temp file, fsync, rename (or link).
+
+An error of the operating system (a full disk, a read-only folder) is raised as an
+``OSError`` naming the file being written, not the temporary file nobody asked about, and
+the temporary file is removed: a failed write leaves the folder exactly as it was.
+"""
 from __future__ import annotations
 
 import os
@@ -6,15 +11,24 @@ import tempfile
 from pathlib import Path
 
 
-def _write_temp(directory: Path, name: str, text: str) -> str:
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+def _named(exc: OSError, path: Path) -> OSError:
+    return type(exc)(exc.errno, exc.strerror, str(path)) if exc.errno else exc
+
+
+def _write_temp(path: Path, text: str) -> str:
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _named(exc, path) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-    except BaseException:
+    except BaseException as exc:
         os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from exc
         raise
     return temp
 
@@ -29,15 +43,22 @@ def fsync_path(path: Path) -> None:
 
 
 def replace_file(path: Path, text: str) -> None:
-    """Atomically replace (or create) ``path`` with ``text``."""
-    temp = _write_temp(path.parent, path.name, text)
+    """Atomically replace (or create) ``path`` with ``text``.
+
+    A symbolic link is edited through: its target is replaced and the link stays a link.
+    """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    temp = _write_temp(path, text)
     try:
         if path.exists():
             os.chmod(temp, path.stat().st_mode & 0o7777)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(temp):
             os.unlink(temp)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from exc
         raise
     fsync_path(path.parent)
 
@@ -48,10 +69,14 @@ def create_file(path: Path, text: str) -> None:
     link(2) fails if the name exists, so two writers racing for one name cannot both win,
     and a reader never sees the file before its content is on disk.
     """
-    temp = _write_temp(path.parent, path.name, text)
+    temp = _write_temp(path, text)
     try:
         os.chmod(temp, 0o644)
         os.link(temp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise _named(exc, path) from exc
     finally:
         os.unlink(temp)
     fsync_path(path.parent)

@@ -1,7 +1,11 @@
 """Resilience primitives to lift into your own PyTorch training loop.
 
 - :class:`CheckpointManager`: atomic, checksummed checkpoints; keeps the last N; resumes from
-  the newest one that verifies; optionally saves in the background.
+  the newest one that verifies; optionally saves in the background. One writer per folder (a
+  lock, taken by the first save); readers such as an evaluation job need none and delete
+  nothing; a lost or damaged manifest is rebuilt from the files that verify. Its parts:
+  :mod:`~tooling.resilience.manifest` (what the folder holds) and
+  :mod:`~tooling.resilience.saving` (how the bytes get there).
 - :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.

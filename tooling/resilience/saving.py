@@ -1,0 +1,131 @@
+"""How a checkpoint's bytes reach the disk: the copy a background save works from, the fsync
+that hides the checksum, the cleanup after a failed write, and the deletion of rotated-out files.
+"""
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import shutil
+import threading
+import traceback
+import warnings
+import zlib
+from pathlib import Path
+from typing import Any
+
+import torch
+
+
+class CheckpointSaveError(OSError):
+    """A save could not write its checkpoint (full disk, I/O error). Its temporary file is
+    already removed; the message names the folder, the free space and the size needed."""
+
+
+def snapshot(state: Any, reuse: Any = None) -> Any:
+    """A copy of ``state`` that later training steps cannot change (tensors copied to CPU).
+
+    A tensor is copied into the tensor at the same place in ``reuse`` (the previous snapshot)
+    when shape and dtype match, so a background save allocates nothing once warm: fresh pages
+    for a large state cost several times the copy itself.
+    """
+    if isinstance(state, torch.Tensor):
+        source = state.detach()
+        if (isinstance(reuse, torch.Tensor) and reuse.shape == source.shape and reuse.dtype == source.dtype
+                and source.layout is torch.strided and not source.is_quantized):
+            return reuse.copy_(source)
+        if source.is_cuda:  # pinned memory: the copy off the GPU runs at full bus speed
+            return torch.empty_like(source, device="cpu", pin_memory=True).copy_(source)
+        return source.to("cpu", copy=True)
+    if isinstance(state, dict):
+        old = reuse if isinstance(reuse, dict) else {}
+        return {k: snapshot(v, old.get(k)) for k, v in state.items()}
+    if isinstance(state, (list, tuple)):
+        olds = reuse if isinstance(reuse, (list, tuple)) and len(reuse) == len(state) else [None] * len(state)
+        return type(state)(snapshot(v, old) for v, old in zip(state, olds))
+    return state
+
+
+def tensor_bytes(state: Any) -> int:
+    """Bytes of the distinct tensor storages in ``state``: about what torch.save writes."""
+    storages: dict[tuple[str, int], int] = {}
+    stack = [state]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, torch.Tensor) and value.layout is torch.strided:
+            storage = value.untyped_storage()
+            storages[(str(storage.device), storage.data_ptr())] = storage.nbytes()
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return sum(storages.values())
+
+
+def sync_and_checksum(path: Path) -> tuple[str, int]:
+    """fsync the file while its CRC-32 is read back from the page cache: the checksum hides
+    behind the disk write instead of adding to it. Returns (CRC-32, size).
+
+    The file is mapped rather than read: no copy, so the CRC runs at its own speed. Safe only
+    on a file no one else can truncate meanwhile (a mapped page cut off raises SIGBUS): the
+    writer's own temporary file, under its lock."""
+    with open(path, "rb") as handle:
+        failed: list[BaseException] = []
+
+        def sync() -> None:
+            try:
+                os.fsync(handle.fileno())
+            except BaseException as exc:  # re-raised below, in the saving thread
+                failed.append(exc)
+
+        syncer = threading.Thread(target=sync, name="checkpoint-fsync")
+        syncer.start()
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                crc = f"{0:08x}"
+            else:
+                with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                    crc = f"{zlib.crc32(mapped):08x}"
+        finally:
+            syncer.join()
+        if failed:
+            raise failed[0]
+        return crc, size
+
+
+def release_frames(error: BaseException) -> None:
+    """Clear the locals of the finished frames of ``error`` and the errors it chains: torch's
+    writer, still referenced there, keeps the temporary file open (and its blocks allocated
+    after the unlink) for as long as anyone holds the error."""
+    seen: set[int] = set()
+    chained: BaseException | None = error
+    while chained is not None and id(chained) not in seen:
+        seen.add(id(chained))
+        traceback.clear_frames(chained.__traceback__)
+        chained = chained.__context__
+
+
+def save_error(directory: Path, step: int, state: Any, cause: BaseException) -> CheckpointSaveError:
+    """The error a failed write raises: folder, free space, size needed (torch's own says neither)."""
+    need = tensor_bytes(state)
+    try:
+        free: int | None = shutil.disk_usage(directory).free
+    except OSError:
+        free = None
+    error = CheckpointSaveError(
+        f"{directory}: saving step {step} failed ({type(cause).__name__}: {cause}); "
+        f"{'unknown' if free is None else f'{free / 2**20:.2f} MiB'} free there, the checkpoint needs "
+        f"about {need / 2**20:.2f} MiB; its temporary file was removed")
+    full = free is not None and free < need
+    error.errno = getattr(cause, "errno", None) or (errno.ENOSPC if full else None)
+    return error
+
+
+def unlink_all(paths: list[Path]) -> None:
+    """Delete rotated-out checkpoints (run in a thread: a large file's unlink is slow)."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:  # harmless: the temporary name is the next writer's to remove
+            warnings.warn(f"could not delete the rotated-out {path}: {exc}", stacklevel=1)
