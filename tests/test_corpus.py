@@ -1,8 +1,12 @@
 """Every broken record gets a located error with a rule id; the full text is asserted."""
 from __future__ import annotations
 
+import os
 import resource
+import shutil
 import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import fastjsonschema
@@ -12,7 +16,8 @@ import pytest
 from support import CORPUS, PROJECT, tooling
 from tooling.main import main
 from tooling.records.load import load_file
-from tooling.records.schema import _fast, schema_for
+from tooling.records.schema import MAX_FINDINGS, _fast, schema_for
+from tooling.records.validate import validate
 
 BROKEN = sorted(p for p in (CORPUS / "broken").iterdir() if p.is_dir())
 
@@ -26,7 +31,8 @@ def test_corpus_covers_every_failure_class() -> None:
         "file-too-large", "empty-file", "not-a-mapping", "missing-field", "unknown-field",
         "invalid-value", "wrong-type", "invalid-format", "invalid-length", "out-of-range",
         "duplicate-item", "invalid-time", "id-mismatch", "duplicate-id", "unresolved-ref",
-        "self-reference", "time-order", "resolved-without-time", "ladder-order"}
+        "self-reference", "time-order", "resolved-without-time", "ladder-order",
+        "invalid-character", "invalid-number", "date-out-of-range"}
 
 
 @pytest.mark.parametrize("case", BROKEN, ids=[p.name for p in BROKEN])
@@ -105,3 +111,76 @@ def test_bundled_records_validate_strictly() -> None:
     result = tooling("validate", "--strict", cwd=PROJECT)
     assert result.returncode == 0, result.stdout
     assert result.stdout == ""
+
+
+NOW = datetime(2026, 11, 30, tzinfo=timezone.utc)
+HEADER = (CORPUS / "broken" / "invalid-severity" / "INC-0100.yaml").read_text().replace("critical", "sev2")
+
+
+def _bombs() -> dict[str, tuple[str, str]]:
+    """name -> (file text, the first line validate must print): records that once took minutes."""
+    mappings = "nodes:\n" + "".join(f"  - {{host: node{i}}}\n" for i in range(10_000))
+    repeated = "nodes:\n" + "".join(f"  - node{i}\n" for i in range(10_000)) + "  - node0\n"
+    strays = "".join(f"stray_{i}: 1\n" for i in range(40_000))
+    return {
+        "10k-mapping-nodes": (HEADER + mappings, "INC-0100.yaml:11:5: [wrong-type] expected a string but "
+                                                 "received: a mapping"),
+        "10k-nodes-one-repeated": (HEADER + repeated, "INC-0100.yaml:11:3: [duplicate-item] expected each item "
+                                                      "once but received 'node0' more than once"),
+        "40k-unknown-keys": (HEADER + strays, "INC-0100.yaml:10:1: [unknown-field] warning: unknown field "
+                                              "'stray_0'; expected a field of the incident schema"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_bombs()))
+def test_time_bombs_get_their_located_error_within_a_second_of_cpu(name: str, tmp_path: Path) -> None:
+    text, first = _bombs()[name]
+    path = tmp_path / "INC-0100.yaml"
+    path.write_text(text)
+    began = time.process_time()  # CPU time: what the algorithm costs, whatever else the machine runs
+    report = validate([path], root=CORPUS, now=NOW)
+    spent = time.process_time() - began
+    lines = [f.format(relative_to=tmp_path) for f in report.findings]
+    assert lines[0] == first
+    assert len(lines) <= MAX_FINDINGS + 1  # a page of output, not 40,000 lines
+    assert spent < 1.0, f"{spent:.2f} s of CPU"
+
+
+@pytest.mark.parametrize("case", [c for c in BROKEN if (c / "INC-0100.yaml").exists()], ids=lambda c: c.name)
+def test_every_broken_record_is_judged_within_a_second_of_cpu(case: Path) -> None:
+    began = time.process_time()
+    report = validate([case / "INC-0100.yaml"], now=NOW)
+    assert report.findings and time.process_time() - began < 1.0
+
+
+def test_a_fifo_named_like_a_record_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "INC-0100.yaml")
+    result = tooling("validate", ".", cwd=tmp_path, timeout=20)
+    assert (result.returncode, result.stdout) == (
+        1, "INC-0100.yaml:1:1: [not-a-file] not a regular file (a FIFO, device or socket); expected a record file\n")
+
+
+def test_a_date_out_of_range_never_reaches_the_weekly_trends(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(CORPUS / "incidents", root / "incidents")
+    shutil.copytree(CORPUS / "runbooks", root / "runbooks")
+    shutil.copy(CORPUS / "broken" / "date-out-of-range" / "INC-0100.yaml", root / "incidents" / "INC-0100.yaml")
+    result = tooling("--now", "2026-11-30T00:00:00+00:00", "build", "--render-only", cwd=root, timeout=30)
+    assert (result.returncode, result.stderr) == (1, (
+        "tooling: error: site not built: records do not validate:\nincidents/INC-0100.yaml:9:14: "
+        "[date-out-of-range] 0001-01-01T00:00:00+00:00 is outside the years 1990-2099; expected a date "
+        "in the life of a training run\n"))
+
+
+def test_one_bad_character_in_one_record_leaves_the_other_commands_working(repo: Path) -> None:
+    shutil.copy(CORPUS / "broken" / "control-esc" / "INC-0100.yaml", repo / "incidents" / "INC-0100.yaml")
+    for args in (["validate"], ["repeats"], ["build", "--render-only"]):
+        result = tooling(*args, cwd=repo)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, args
+        assert "INC-0100.yaml:3:13: [invalid-character] character U+001B (ESC)" in result.stdout + result.stderr
+    assert tooling("set", "INC-0002", "status=mitigated", "mitigated_at=2026-11-21T00:00:00+00:00",
+                   cwd=repo).returncode == 0
+    result = tooling("new-incident", "--title", "Loss spiked at step 900", "--run", "demo-7b",
+                     "--severity", "sev3", "--symptom", "divergence", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "(likely repeats not shown: other records do not validate; run tooling validate)\n"

@@ -75,16 +75,18 @@ def test_set_refuses_an_edit_that_breaks_the_record(repo: Path) -> None:
     assert snapshot(repo) == before
 
 
-def test_set_on_a_run_page_stamps_updated_at(repo: Path) -> None:
-    result = tooling("set", "demo-7b", "state=degraded", cwd=repo)
-    assert result.returncode == 0
+def test_set_on_a_run_page_stamps_updated_at_with_the_one_clock(repo: Path) -> None:
+    result = tooling("--now", "2026-11-30T08:15:00+09:00", "set", "demo-7b", "state=degraded", cwd=repo)
+    assert (result.returncode, result.stderr) == (0, "")
     text = (repo / "runbooks" / "runs" / "demo-7b.yaml").read_text()
     assert "state: degraded\n" in text
-    assert "updated_at: 2026-11-28T09:00:00+00:00" not in text
+    assert "updated_at: 2026-11-30T08:15:00+09:00\n" in text
 
 
 def test_set_unknown_record_and_bad_assignment(repo: Path) -> None:
     result = tooling("set", "INC-0404", "status=open", cwd=repo)
     assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'INC-0404' under {repo}\n")
+    result = tooling("set", "demo-99b", "state=running", cwd=repo)
+    assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'demo-99b' under {repo}\n")
     result = tooling("set", "INC-0001", "status", cwd=repo)
     assert (result.returncode, result.stderr) == (2, "tooling: error: expected FIELD=VALUE but received: 'status'\n")

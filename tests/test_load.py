@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tooling.records.atomic import create_file, replace_file
+from tooling.fs.atomic import create_file, replace_file
 from tooling.records.load import locate, parse_text
 from tooling.records.roundtrip import guess_indent
 from tooling.scaffold.ids import create_next
@@ -59,6 +59,26 @@ def test_replace_file_keeps_the_mode(tmp_path: Path) -> None:
     replace_file(target, "new\n")
     assert target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o600
     assert os.listdir(tmp_path) == ["run.yaml"]
+
+
+def test_create_next_retries_when_another_writer_takes_the_number_first(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import tooling.scaffold.ids as allocation
+
+    real = allocation.create_file
+    raced: list[str] = []
+
+    def racing(path: Path, text: str) -> None:
+        if not raced:  # another writer links the same name between our scan and our link
+            raced.append(path.name)
+            real(path, "the other writer's record\n")
+        real(path, text)
+
+    monkeypatch.setattr(allocation, "create_file", racing)
+    record_id, path = create_next(tmp_path, "INC-", lambda i: f"id: {i}\n")
+    assert raced == ["INC-0001.yaml"]
+    assert (record_id, path.read_text()) == ("INC-0002", "id: INC-0002\n")
+    assert (tmp_path / "INC-0001.yaml").read_text() == "the other writer's record\n"
 
 
 def test_create_next_skips_taken_numbers(tmp_path: Path) -> None:

@@ -111,30 +111,37 @@ def test_new_incident_prompts_on_a_terminal(repo: Path) -> None:
 
 
 def test_new_postmortem_and_new_run(repo: Path) -> None:
-    result = tooling("new-postmortem", "INC-0001", "--author", "carol", cwd=repo)
+    now = ["--now", "2026-11-10T09:30:00+01:00"]
+    result = tooling(*now, "new-postmortem", "INC-0001", "--author", "carol", cwd=repo)
     assert result.returncode == 0, result.stderr
     assert (result.returncode, result.stdout) == (0, "created incidents/PM-0002.yaml\n")
     text = (repo / "incidents" / "PM-0002.yaml").read_text()
     assert "incidents:\n  - INC-0001\n" in text and "status: draft\n" in text
-    assert "duration_minutes: 30" in text
-    result = tooling("new-run", "llama-13b", "--title", "13B continued pretraining", "--owner", "dana", cwd=repo)
+    assert "duration_minutes: 30" in text and "created: 2026-11-10\n" in text
+    result = tooling(*now, "new-run", "llama-13b", "--title", "13B continued pretraining", "--owner", "dana", cwd=repo)
     assert (result.returncode, result.stdout) == (0, "created runbooks/runs/llama-13b.yaml\n")
-    check = tooling("validate", cwd=repo)
-    # INC-0001 was resolved weeks ago, so a draft started today is already late: a warning says so
+    assert "updated_at: 2026-11-10T09:30:00+01:00\n" in (repo / "runbooks" / "runs" / "llama-13b.yaml").read_text()
+    # INC-0001 was resolved on 3 November: the draft is late from the 18th, by the one clock
+    assert (tooling(*now, "validate", cwd=repo).stdout, tooling("--now", "2026-11-17T12:00:00+00:00", "validate",
+                                                                   cwd=repo).stdout) == ("", "")
+    check = tooling("--now", "2026-11-19T12:00:00+00:00", "validate", cwd=repo)
     assert check.returncode == 0
-    assert [line.split(" [")[1].split("]")[0] for line in check.stdout.splitlines()] == ["stale-draft"]
+    assert check.stdout == ("incidents/PM-0002.yaml:20:9: [stale-draft] warning: still a draft 16 days after its "
+                            "incidents were resolved; expected it reviewed within 14 days (tooling review --submit, "
+                            "then --approve)\n")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["new-postmortem", "INC-0404"], "no such incident: INC-0404; expected ids of files in incidents/"),
-    (["new-run", "demo-7b"], "runbooks/runs/demo-7b.yaml: a run named 'demo-7b' already exists"),
-    (["new-run", "Demo 7B"], "NAME: expected lower-case letters, digits and dashes, such as demo-7b "
-                             "but received: 'Demo 7B'"),
+@pytest.mark.parametrize("args, code, message", [
+    (["new-postmortem", "INC-0404"], 2,
+     "INCIDENT-ID: no such incident: 'INC-0404'; expected ids of files in incidents/"),
+    (["new-run", "demo-7b"], 1, "runbooks/runs/demo-7b.yaml: a run named 'demo-7b' already exists"),
+    (["new-run", "Demo 7B"], 2, "NAME: expected lower-case letters, digits and dashes, such as demo-7b "
+                                "but received: 'Demo 7B'"),
 ])
-def test_new_record_errors(repo: Path, args: list[str], message: str) -> None:
+def test_new_record_errors(repo: Path, args: list[str], code: int, message: str) -> None:
     before = snapshot(repo)
     result = tooling(*args, cwd=repo)
-    assert result.returncode in (1, 2)
+    assert result.returncode == code
     assert result.stderr.replace(str(repo) + "/", "") == f"tooling: error: {message}\n"
     assert snapshot(repo) == before
 

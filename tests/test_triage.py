@@ -7,6 +7,7 @@ from pathlib import Path
 
 from support import PROJECT, tooling
 from tooling.diagnose.triage import run_step
+from tooling.records.layout import ids
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -34,10 +35,11 @@ def test_triage_hang_completes_quickly_and_says_why_it_skips(tmp_path: Path) -> 
 
 def test_triage_incident_draft_validates(tmp_path: Path) -> None:
     root = _copy(tmp_path)
+    expected = f"INC-{max(int(i[4:]) for i in ids(root, 'incident')) + 1:04d}"  # whatever the bundled records hold
     result = tooling("triage", "hang", "--incident", "demo-7b", cwd=root, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stderr == "drafted incidents/INC-0015.yaml\n"
-    text = (root / "incidents" / "INC-0015.yaml").read_text()
+    assert result.stderr == f"drafted incidents/{expected}.yaml\n"
+    text = (root / "incidents" / f"{expected}.yaml").read_text()
     assert "symptom: hang" in text and "GPU memory errors: skipped" in text and "tooling triage hang" in text
     check = tooling("validate", "--strict", cwd=root)
     assert check.returncode == 0, check.stdout

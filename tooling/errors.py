@@ -15,3 +15,20 @@ class UsageError(UserError):
     """The command line itself is wrong (exit 2, like argparse)."""
 
     exit_code = 2
+
+
+class FieldError(UsageError):
+    """Bad values for fields of a record being made, by field name (dotted for nested).
+
+    The code that checks values knows fields, not options: each command says which of its
+    options (or arguments) a field came from with :meth:`naming`.
+    """
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{field}: {message}" for field, message in problems))
+
+    def naming(self, sources: dict[str, str]) -> UsageError:
+        """The same problems worded with the option each field came from (``run`` -> ``--run``)."""
+        return UsageError("; ".join(f"{sources.get(field.split('.')[0], field)}: {message}"
+                                    for field, message in self.problems))

@@ -1,7 +1,6 @@
 """A real single-node SLURM for the lab tests, started and stopped by the project's script."""
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -16,11 +15,7 @@ def slurm() -> Iterator[str]:
     started = subprocess.run([str(SCRIPT), "start"], capture_output=True, text=True, timeout=300)
     assert started.returncode == 0, f"could not start SLURM:\n{started.stdout}{started.stderr}"
     conf = started.stdout.strip().rsplit("=", 1)[1]
-    previous = os.environ.get("SLURM_CONF")
-    os.environ["SLURM_CONF"] = conf
-    yield conf
+    with pytest.MonkeyPatch.context() as patch:  # the session's own monkeypatch: restored afterwards
+        patch.setenv("SLURM_CONF", conf)
+        yield conf
     subprocess.run([str(SCRIPT), "stop"], capture_output=True, timeout=60)
-    if previous is None:
-        os.environ.pop("SLURM_CONF", None)
-    else:
-        os.environ["SLURM_CONF"] = previous

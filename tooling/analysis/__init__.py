@@ -26,6 +26,7 @@ class Analysis:
     candidates: list[Candidate]
     suggestions: list[Suggestion]
     stack: Record | None
+    index: Index  # the text-similarity index, built once for suggestions and for new incidents
 
 
 def analyse(records: list[Record], *, now: datetime) -> Analysis:
@@ -33,6 +34,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     incidents = incident_views(records)
     postmortems = postmortem_views(records, incidents, now=now)
     groups = group_ids(incidents)
+    index = Index(incidents)
     return Analysis(
         now=now,
         records=records,
@@ -43,8 +45,9 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         trends=trends(incidents),
         ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
         candidates=candidates(groups, postmortems),
-        suggestions=likely_repeats(groups, Index(incidents)),
+        suggestions=likely_repeats(groups, index),
         stack=next((r for r in records if r.kind == "stack"), None),
+        index=index,
     )
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooling.records.runs import MIN_ROTATION
+
 BUFFER_LARGE_RUN = 1.3
 BUFFER_FIRST_RUN = 1.5
 STORAGE_WARN_SHARE = 0.05
 STORAGE_HIGH_SHARE = 0.10
-MIN_ROTATION = 2
 
 
 @dataclass(frozen=True)

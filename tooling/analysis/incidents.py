@@ -10,6 +10,10 @@ from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
 
 
+# The fields the incident log is tagged and filtered by, and the trends count.
+FACETS = ("run", "layer", "symptom", "severity", "status")
+
+
 @dataclass
 class IncidentView(RecordView):
     record: Record

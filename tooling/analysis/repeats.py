@@ -15,6 +15,7 @@ from tooling.analysis.catalogue import Automation, suggest
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import PostmortemView
 from tooling.analysis.signatures import normalise
+from tooling.analysis.similarity import Index
 
 
 class _UnionFind:
@@ -124,13 +125,12 @@ def candidates(groups: list[list[IncidentView]], postmortems: list[PostmortemVie
     return sorted(out, key=lambda c: (-c.occurrences, -c.gpu_hours, c.incidents[0].id))
 
 
-def likely_repeats_of(target: IncidentView, views: list[IncidentView], *, limit: int = 5) -> list[tuple[str, str]]:
+def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: "Index", *,
+                      limit: int = 5) -> list[tuple[str, str]]:
     """(incident id, why) for the incidents ``target`` most likely repeats: same signature first."""
-    from tooling.analysis.similarity import Index
-
     keys = fingerprints(target)
     same = [(v.id, "same error signature") for v in reversed(views)
             if v.id != target.id and keys & fingerprints(v)]
-    by_text = [(s.similar, f"similar wording ({s.score:.2f})") for s in Index(views).similar(target, limit=limit)]
+    by_text = [(s.similar, f"similar wording ({s.score:.2f})") for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
     return [(i, why) for i, why in same + by_text if not (i in seen or seen.add(i))][:limit]  # type: ignore[func-returns-value]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Iterator
 
 from tooling.analysis.incidents import IncidentView
@@ -122,3 +123,27 @@ def completeness(view: PostmortemView, incidents: dict[str, IncidentView]) -> li
 
 def review(view: PostmortemView, incidents: list[IncidentView]) -> list[ReviewFinding]:
     return completeness(view, {v.id: v for v in incidents}) + blame(view)
+
+
+# The review's state machine: action -> (the status it starts from, the status it leads to).
+TRANSITIONS = {"submit": ("draft", "in-review"), "approve": ("in-review", "reviewed")}
+
+
+class TransitionError(ValueError):
+    """The postmortem is not in the status the action starts from."""
+
+    def __init__(self, status: str, expected: str) -> None:
+        super().__init__(f"it is {status}; expected it {expected}")
+        self.status, self.expected = status, expected
+
+
+def transition(data: dict[str, Any], action: str, *, reviewers: list[str], today: date) -> list[tuple[list[str], Any]]:
+    """The field changes that take a postmortem through ``action`` (submit or approve)."""
+    start, end = TRANSITIONS[action]
+    if data["status"] != start:
+        raise TransitionError(data["status"], start)
+    changes: list[tuple[list[str], Any]] = [(["status"], end)]
+    if action == "approve":
+        names = list(dict.fromkeys([*data.get("reviewers", []), *reviewers]))
+        changes += [(["reviewers"], names), (["reviewed_on"], today)]
+    return changes

@@ -9,6 +9,7 @@ from tooling.analysis.budget import Budget, compute
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
+from tooling.records.runs import is_live, rotation
 
 STALE_AFTER = timedelta(hours=24)  # the wiki page of a live run is updated at least daily
 
@@ -47,12 +48,6 @@ def shifts(run: dict[str, Any]) -> list[Shift]:
     return sorted(out, key=lambda s: s.start)
 
 
-def rotation(run: dict[str, Any]) -> set[str]:
-    """Everyone on the run's on-call rotation: the members and whoever holds a shift."""
-    oncall_data = run.get("oncall", {})
-    return set(oncall_data.get("members", [])) | {s["person"] for s in oncall_data.get("shifts", [])}
-
-
 def oncall(run: dict[str, Any], now: datetime) -> tuple[Shift | None, Shift | None]:
     """The shift holding the pager at ``now`` and the one after it."""
     ordered = shifts(run)
@@ -76,7 +71,7 @@ def run_cards(records: list[Record], incidents: list[IncidentView], *, now: date
         updated = parse_time(record.data["updated_at"])
         assert updated is not None, "validated records have real timestamps"
         age = now - updated
-        live = record.data["state"] not in ("finished", "failed", "planned")
+        live = is_live(record.data)
         current, upcoming = oncall(record.data, now)
         cards.append(RunCard(
             record, age, stale=live and age > STALE_AFTER, progress_pct=_progress(record.data),

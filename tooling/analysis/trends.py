@@ -6,7 +6,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from statistics import mean
 
-from tooling.analysis.incidents import IncidentView
+from tooling.analysis.incidents import FACETS, IncidentView
+
+
+MAX_WEEKS = 104  # the weekly chart shows two years, ending at the latest incident
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class LayerTimes:
 
 @dataclass(frozen=True)
 class Trends:
-    weeks: list[date]  # Mondays, consecutive, oldest first
+    weeks: list[date]  # Mondays, consecutive, oldest first; at most MAX_WEEKS
     per_week: dict[str, list[int]]  # layer -> incidents in each week
     layers: list[LayerTimes]  # most GPU-hours lost first
     total: LayerTimes
@@ -53,13 +56,16 @@ def trends(incidents: list[IncidentView]) -> Trends:
     weeks: list[date] = []
     if incidents:
         first, last = _monday(incidents[0].detected.date()), _monday(incidents[-1].detected.date())
-        weeks = [first + timedelta(weeks=i) for i in range((last - first).days // 7 + 1)]
+        span = min((last - first).days // 7 + 1, MAX_WEEKS)
+        weeks = [last - timedelta(weeks=span - 1 - i) for i in range(span)]
     index = {week: i for i, week in enumerate(weeks)}
     per_week: dict[str, list[int]] = {layer: [0] * len(weeks) for layer in sorted(by_layer)}
     for view in incidents:
-        per_week[view.data["layer"]][index[_monday(view.detected.date())]] += 1
+        week = index.get(_monday(view.detected.date()))
+        if week is not None:  # older than the window: counted in the totals, not drawn
+            per_week[view.data["layer"]][week] += 1
     layers = sorted((_times(layer, views) for layer, views in by_layer.items()),
                     key=lambda t: (-t.gpu_hours, t.layer))
     facets = {name: Counter(v.data[name] for v in incidents)
-              for name in ("run", "layer", "symptom", "severity", "status")}
+              for name in FACETS}
     return Trends(weeks, per_week, layers, _times("all layers", incidents), facets)

@@ -1,6 +1,7 @@
 """`tooling budget [RUN]`: what a run really costs, from the inputs on its wiki page."""
 from __future__ import annotations
 
+import argparse
 from datetime import datetime
 from pathlib import Path
 
@@ -8,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tooling.errors import UsageError
+from tooling.records.findings import excerpt
 from tooling.workspace import load_analysis
 
 
@@ -16,7 +18,7 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     if run_id is not None:
         cards = [c for c in cards if c.id == run_id]
         if not cards:
-            raise UsageError(f"no run '{run_id}' with a budget section in runbooks/runs/")
+            raise UsageError(f"no run {excerpt(run_id)} with a budget section in runbooks/runs/")
     console = Console()
     for card in cards:
         b = card.budget
@@ -36,3 +38,7 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     if not cards:
         console.print("No run page has a budget section.")
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return budget_command(args.run, root=root, now=now)

@@ -1,11 +1,16 @@
 """`tooling build`: the whole site from the records, checked strictly."""
 from __future__ import annotations
 
+import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
 
 from tooling.site.build import mkdocs_build, render_site
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return build_command(root=root, now=now, site_dir=args.site_dir, render_only=args.render_only)
 
 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:

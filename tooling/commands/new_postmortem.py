@@ -1,13 +1,25 @@
 """`tooling new-postmortem INCIDENT-ID...`: a blameless postmortem draft."""
 from __future__ import annotations
 
+import argparse
+from datetime import datetime
 from pathlib import Path
 
+from tooling.errors import FieldError
 from tooling.scaffold.new import new_postmortem
 
+SOURCES = {"incidents": "INCIDENT-ID", "title": "--title", "authors": "--author"}
 
-def new_postmortem_command(incidents: list[str], *, root: Path, title: str | None,
+
+def new_postmortem_command(incidents: list[str], *, root: Path, now: datetime, title: str | None,
                            authors: list[str] | None) -> int:
-    path = new_postmortem(root=root, incidents=incidents, title=title, authors=authors)
+    try:
+        path = new_postmortem(root=root, now=now, incidents=incidents, title=title, authors=authors)
+    except FieldError as exc:
+        raise exc.naming(SOURCES) from None
     print(f"created {path.relative_to(root)}")
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return new_postmortem_command(args.incidents, root=root, now=now, title=args.title, authors=args.authors)

@@ -1,12 +1,24 @@
 """`tooling new-run NAME`: the live wiki page of a new training run."""
 from __future__ import annotations
 
+import argparse
+from datetime import datetime
 from pathlib import Path
 
+from tooling.errors import FieldError
 from tooling.scaffold.new import new_run
 
+SOURCES = {"id": "NAME", "title": "--title", "owner": "--owner"}
 
-def new_run_command(name: str, *, root: Path, title: str | None, owner: str | None) -> int:
-    path = new_run(root=root, name=name, title=title, owner=owner)
+
+def new_run_command(name: str, *, root: Path, now: datetime, title: str | None, owner: str | None) -> int:
+    try:
+        path = new_run(root=root, now=now, name=name, title=title, owner=owner)
+    except FieldError as exc:
+        raise exc.naming(SOURCES) from None
     print(f"created {path.relative_to(root)}")
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return new_run_command(args.name, root=root, now=now, title=args.title, owner=args.owner)

@@ -1,6 +1,7 @@
 """`tooling repeats`: the failures seen more than once, ranked as automation candidates."""
 from __future__ import annotations
 
+import argparse
 import json
 from datetime import datetime
 from pathlib import Path
@@ -60,3 +61,7 @@ def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
             likely.add_row(s.incident, s.similar, f"{s.score:.2f}", f"tooling set {s.incident} repeat_of={s.similar}")
         console.print(likely)
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return repeats_command(root=root, now=now, as_json_output=args.json)

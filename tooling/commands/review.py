@@ -1,18 +1,20 @@
 """`tooling review POSTMORTEM-ID`: completeness and blamelessness, then submit or approve."""
 from __future__ import annotations
 
+import argparse
 import sys
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 from tooling.analysis import Analysis, PostmortemView
-from tooling.analysis.review import ReviewFinding, review
+from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
 from tooling.records.edit import set_fields
-from tooling.records.findings import Finding
+from tooling.records.findings import Finding, excerpt
 from tooling.records.load import locate, locate_text
-from tooling.records.roundtrip import load_value
 from tooling.workspace import load_analysis
+
+DONE = {"submit": "submitted for review", "approve": "approved"}
 
 
 def _located(path: str, finding: ReviewFinding) -> Finding:
@@ -27,43 +29,36 @@ def _postmortem(analysis: Analysis, postmortem_id: str) -> PostmortemView:
     found = next((pm for pm in analysis.postmortems if pm.id == postmortem_id), None)
     if found is None:
         known = [pm.id for pm in analysis.postmortems]
-        raise UsageError(f"Expected one of: {known} but received: {postmortem_id!r}")
+        raise UsageError(f"Expected one of: {known} but received: {excerpt(postmortem_id)}")
     return found
 
 
-def review_command(postmortem_id: str, *, root: Path, now: datetime, submit: bool,
-                   approve: bool, reviewers: list[str] | None) -> int:
+def review_command(postmortem_id: str, *, root: Path, now: datetime, action: str | None,
+                   reviewers: list[str] | None) -> int:
+    if action == "approve" and not reviewers:
+        raise UsageError("--approve needs at least one --reviewer NAME")
     analysis = load_analysis(root, now=now)
     pm = _postmortem(analysis, postmortem_id)
     findings = sorted(_located(pm.record.path, f) for f in review(pm, analysis.incidents))
     for finding in findings:
         print(finding.format(relative_to=Path.cwd()))
     if findings:
-        action = "approved" if approve else "submitted for review" if submit else "ready"
-        print(f"{pm.id}: {len(findings)} finding(s); not {action}", file=sys.stderr)
+        print(f"{pm.id}: {len(findings)} finding(s); not {DONE.get(action or '', 'ready')}", file=sys.stderr)
         return 1
-    if approve:
-        return _approve(pm, analysis, reviewers or [], now.date())
-    if submit:
-        return _transition(pm, analysis, "draft", [(["status"], "in-review")], "submitted for review")
-    print(f"{pm.id}: complete and blameless (status: {pm.data['status']})", file=sys.stderr)
-    return 0
-
-
-def _approve(pm: PostmortemView, analysis: Analysis, reviewers: list[str], today: date) -> int:
-    if not reviewers:
-        raise UsageError("--approve needs at least one --reviewer NAME")
-    names = list(dict.fromkeys([*pm.data.get("reviewers", []), *reviewers]))
-    # Dates go in as YAML dates, written plain like the rest of the file, not as quoted strings.
-    changes = [(["status"], "reviewed"), (["reviewers"], names), (["reviewed_on"], load_value(today.isoformat()))]
-    return _transition(pm, analysis, "in-review", changes, f"approved by {', '.join(reviewers)}")
-
-
-def _transition(pm: PostmortemView, analysis: Analysis, expected: str,
-                changes: list[tuple[list[str], object]], done: str) -> int:
-    if pm.data["status"] != expected:
-        raise UserError(f"{pm.id} is {pm.data['status']}; expected it {expected} "
-                        f"(draft -> in-review with --submit, in-review -> reviewed with --approve)")
-    set_fields(Path(pm.record.path), changes, universe=analysis.records)
+    if action is None:
+        print(f"{pm.id}: complete and blameless (status: {pm.data['status']})", file=sys.stderr)
+        return 0
+    try:
+        changes = transition(pm.data, action, reviewers=reviewers or [], today=now.date())
+    except TransitionError as exc:
+        raise UserError(f"{pm.id} is {exc.status}; expected it {exc.expected} "
+                        "(draft -> in-review with --submit, in-review -> reviewed with --approve)") from None
+    set_fields(Path(pm.record.path), changes, universe=analysis.records, now=now)
+    done = DONE[action] + (f" by {', '.join(reviewers or [])}" if action == "approve" else "")
     print(f"{pm.id}: {done}", file=sys.stderr)
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    action = "submit" if args.submit else "approve" if args.approve else None
+    return review_command(args.postmortem, root=root, now=now, action=action, reviewers=args.reviewers)

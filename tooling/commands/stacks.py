@@ -1,15 +1,19 @@
 """`tooling stacks`: py-spy on every rank, stacks grouped, the odd rank out named."""
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from tooling.diagnose import ranks
 from tooling.diagnose.stacks import RankStack, classes, outliers, report
-from tooling.errors import UsageError
-from tooling.scaffold.new import new_incident
+from tooling.errors import FieldError, UsageError
+from tooling.scaffold.new import new_incident, require_run
+
+SOURCES = {"run": "--incident"}
 
 
 def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, dumps: list[Path] | None,
@@ -28,9 +32,14 @@ def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, d
     raise UsageError("expected one of --pid, --pids, --slurm-job or --dumps")
 
 
-def stacks_command(*, root: Path, pid: int | None, pids: list[int] | None, slurm_job: str | None,
+def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int] | None, slurm_job: str | None,
                    dumps: list[Path] | None, save_dir: Path | None, as_json: bool, incident_run: str | None,
                    argv: list[str]) -> int:
+    if incident_run is not None:
+        try:
+            require_run(root, incident_run)
+        except FieldError as exc:
+            raise exc.naming(SOURCES) from None
     stacks = collect(pid=pid, pids=pids, slurm_job=slurm_job, dumps=dumps, save_dir=save_dir)
     found = outliers(stacks)
     if as_json:
@@ -44,21 +53,30 @@ def stacks_command(*, root: Path, pid: int | None, pids: list[int] | None, slurm
     if incident_run is not None:
         if not found:
             raise UsageError("--incident: every rank has the same stack, so there is no hung rank to report")
-        path = _draft(root, stacks, incident_run, argv)
+        try:
+            path = _draft(root, now, stacks, incident_run, argv)
+        except FieldError as exc:
+            raise exc.naming(SOURCES) from None
         print(f"drafted {path.relative_to(root)}", file=sys.stderr)
     return 0
 
 
-def _draft(root: Path, stacks: list[RankStack], run: str, argv: list[str]) -> Path:
+def _draft(root: Path, now: datetime, stacks: list[RankStack], run: str, argv: list[str]) -> Path:
     found = outliers(stacks)
     names = ", ".join(o.rank for o in found)
     where = found[0].frame or found[0].majority_frame
     own = next(s for s in stacks if s.rank == found[0].rank)
     return new_incident(
-        root=root, run=run, severity="sev2", symptom="hang", layer="unknown",
+        root=root, now=now, run=run, severity="sev2", symptom="hang", layer="unknown",
         title=f"Rank {names} hung in {where}; the other {len(stacks) - len(found)} ranks wait in "
               f"{found[0].majority_frame or 'the collective'}",
         signatures=[str(f) for f in own.frames[:1]], ranks=[int(o.rank) for o in found if o.rank.isdigit()],
         actions=[f"tooling {shlex.join(argv)}"],
         findings=[report(stacks).replace("\n", "; "), "stack of rank " + names + ": " +
                   " <- ".join(str(f) for f in own.frames)])
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return stacks_command(root=root, now=now, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
+                          dumps=args.dumps, save_dir=args.save_dumps, as_json=args.json,
+                          incident_run=args.incident, argv=argv)

@@ -1,16 +1,20 @@
 """`tooling triage {nan,hang,divergence}`: walk the ladder on this machine, cheapest check first."""
 from __future__ import annotations
 
+import argparse
 import shlex
 import socket
 import sys
+from datetime import datetime
 from pathlib import Path
 
 from tooling.diagnose.triage import StepResult, triage
-from tooling.errors import UsageError
-from tooling.records.kinds import KINDS
-from tooling.records.load import load_file
-from tooling.scaffold.new import new_incident
+from tooling.errors import FieldError, UserError
+from tooling.records.layout import path_of
+from tooling.records.validate import validate
+from tooling.scaffold.new import new_incident, require_run
+
+SOURCES = {"run": "--incident"}
 
 
 def _print(result: StepResult, total: int) -> None:
@@ -24,13 +28,24 @@ def _print(result: StepResult, total: int) -> None:
         print(f"    look for: {result.look_for} (clears: {result.clears})")
 
 
-def triage_command(symptom: str, *, root: Path, pid: int | None, timeout: float, incident_run: str | None,
-                   argv: list[str]) -> int:
-    path = root / KINDS["ladder"].directory / f"{symptom}.yaml"
-    loaded = load_file(str(path)) if path.is_file() else None
-    if loaded is None or loaded.findings:
-        raise UsageError(f"no valid ladder for '{symptom}' at {path}")
-    ladder = loaded.data
+def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:
+    """The ladder for ``symptom``, validated like every record: a broken one is reported where it breaks."""
+    path = path_of(root, symptom, kinds=["ladder"])
+    report = validate([path], root=root, now=now)
+    if report.errors:
+        lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:20])
+        raise UserError(f"the {symptom} ladder does not validate:\n{lines}")
+    return report.records[0].data
+
+
+def triage_command(symptom: str, *, root: Path, now: datetime, pid: int | None, timeout: float,
+                   incident_run: str | None, argv: list[str]) -> int:
+    if incident_run is not None:
+        try:
+            require_run(root, incident_run)
+        except FieldError as exc:
+            raise exc.naming(SOURCES) from None
+    ladder = load_ladder(root, symptom, now=now)
     print(f"{ladder['title']}: {len(ladder['steps'])} checks, cheapest first, on {socket.gethostname()}")
     results = triage(ladder, pid=pid, timeout=timeout)
     for result in results:
@@ -38,10 +53,18 @@ def triage_command(symptom: str, *, root: Path, pid: int | None, timeout: float,
     ran = [r for r in results if r.status != "skipped"]
     print(f"{len(ran)} checks ran, {len(results) - len(ran)} skipped")
     if incident_run is not None:
-        created = new_incident(
-            root=root, run=incident_run, severity="sev3", symptom=ladder["symptom"], layer="unknown",
-            title=f"Triage of a {symptom} on {socket.gethostname()}: {len(ran)} checks ran",
-            actions=[f"tooling {shlex.join(argv)}"],
-            findings=[f"{r.name}: {r.status}: {' '.join(r.detail.split())[:300]}" for r in results])
+        try:
+            created = new_incident(
+                root=root, now=now, run=incident_run, severity="sev3", symptom=ladder["symptom"], layer="unknown",
+                title=f"Triage of a {symptom} on {socket.gethostname()}: {len(ran)} checks ran",
+                actions=[f"tooling {shlex.join(argv)}"],
+                findings=[f"{r.name}: {r.status}: {' '.join(r.detail.split())[:300]}" for r in results])
+        except FieldError as exc:
+            raise exc.naming(SOURCES) from None
         print(f"drafted {created.relative_to(root)}", file=sys.stderr)
     return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return triage_command(args.symptom, root=root, now=now, pid=args.pid, timeout=args.timeout,
+                          incident_run=args.incident, argv=argv)

@@ -1,12 +1,14 @@
 """`tooling validate`: every record against its schema and the cross-record rules."""
 from __future__ import annotations
 
+import argparse
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
 from tooling.records.findings import Severity
-from tooling.records.kinds import RECORD_DIRS
+from tooling.records.layout import record_dirs
 from tooling.records.validate import validate
 
 
@@ -14,9 +16,9 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def validate_command(paths: Sequence[str], *, root: Path, strict: bool, jobs: int | None) -> int:
-    targets = [Path(p) for p in paths] or [root / d for d in RECORD_DIRS if (root / d).is_dir()]
-    report = validate(targets, root=root, jobs=jobs)
+def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict: bool, jobs: int | None) -> int:
+    targets = [Path(p) for p in paths] or record_dirs(root)
+    report = validate(targets, root=root, now=now, jobs=jobs)
     problems = report.problems(strict=strict)
     cwd = Path.cwd()
     for finding in problems:
@@ -27,3 +29,7 @@ def validate_command(paths: Sequence[str], *, root: Path, strict: bool, jobs: in
         summary += f": {_plural(errors, 'error')}, {_plural(len(problems) - errors, 'warning')}"
     print(summary, file=sys.stderr)
     return 1 if errors else 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return validate_command(args.paths, root=root, now=now, strict=args.strict, jobs=args.jobs)

@@ -8,7 +8,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tooling.diagnose.stacks import RankStack, parse_dump
+from tooling.diagnose.stacks import DumpError, Frame, RankStack, parse_dump
 from tooling.errors import UserError
 
 DUMP_TIMEOUT = 20.0  # seconds per process; a dump takes milliseconds
@@ -68,7 +68,8 @@ def dump(pid: int, *, save_dir: Path | None = None) -> RankStack:
     rank = rank_of(pid)
     if save_dir is not None:
         save_dir.mkdir(parents=True, exist_ok=True)
-        (save_dir / f"rank-{rank}.json").write_text(result.stdout)
+        name = rank if rank.isdigit() else f"pid{pid}"  # RANK comes from the process: never a path
+        (save_dir / f"rank-{name}.json").write_text(result.stdout)
     return RankStack(rank, parse_dump(result.stdout))
 
 
@@ -79,11 +80,36 @@ def dump_all(pids: list[int], *, save_dir: Path | None = None) -> list[RankStack
         return list(pool.map(lambda p: dump(p, save_dir=save_dir), pids))
 
 
+MAX_DUMP_BYTES = 16 << 20  # a py-spy dump is a few KB; anything this big is not one
+
+
 def from_files(paths: list[Path]) -> list[RankStack]:
     """Dumps collected elsewhere (py-spy text or --json), one file per rank; the rank is the
     number in the file name when there is one (rank-3.json), else the file name."""
     stacks = []
     for path in paths:
         digits = "".join(ch for ch in path.stem if ch.isdigit())
-        stacks.append(RankStack(digits or path.name, parse_dump(path.read_text(encoding="utf-8"))))
+        stacks.append(RankStack(digits or path.name, _read_dump(path)))
     return stacks
+
+
+def _read_dump(path: Path) -> tuple[Frame, ...]:
+    if not path.is_file():
+        what = "no such file" if not path.exists() else "not a regular file"
+        raise UserError(f"{path}: {what}; expected a saved py-spy dump")
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_DUMP_BYTES + 1)
+    if len(raw) > MAX_DUMP_BYTES:
+        raise UserError(f"{path}: larger than {MAX_DUMP_BYTES >> 20} MiB; expected a py-spy dump of one process")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: invalid UTF-8 at byte {exc.start}; expected the text or --json "
+                        "output of py-spy dump") from None
+    try:
+        frames = parse_dump(text)
+    except DumpError as exc:
+        raise UserError(f"{path}:{exc.line}:{exc.col}: {exc}; expected the text or --json output of py-spy dump") from None
+    if not frames:
+        raise UserError(f"{path}: no thread with Python frames; expected the text or --json output of py-spy dump")
+    return frames

@@ -42,13 +42,23 @@ class Outlier:
     majority_frame: Frame | None
 
 
+class DumpError(ValueError):
+    """Text that is not a py-spy dump, with where it stops being one (1-based)."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
 def parse_dump(text: str) -> tuple[Frame, ...]:
     """The main thread's frames from a ``py-spy dump`` (its ``--json`` output or its text)."""
     stripped = text.lstrip()
     if stripped.startswith("["):
-        threads = json.loads(stripped)
-        main = next((t for t in threads if t.get("os_thread_id") == t.get("pid")), threads[0] if threads else None)
-        return tuple(Frame(f["name"], f["filename"], int(f["line"])) for f in (main or {}).get("frames", []))
+        try:
+            threads = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise DumpError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None
+        return _json_frames(threads)
     frames: list[Frame] = []
     in_thread = False
     for line in text.splitlines():
@@ -59,6 +69,17 @@ def parse_dump(text: str) -> tuple[Frame, ...]:
         elif in_thread and (m := re.match(r"^\s+(.+?) \((.*):(\d+)\)\s*$", line)):
             frames.append(Frame(m.group(1), m.group(2), int(m.group(3))))
     return tuple(frames)
+
+
+def _json_frames(threads: object) -> tuple[Frame, ...]:
+    if not isinstance(threads, list) or not all(isinstance(t, dict) for t in threads):
+        raise DumpError("JSON that is not a list of threads")
+    main = next((t for t in threads if t.get("os_thread_id") == t.get("pid")), threads[0] if threads else {})
+    frames = main.get("frames", [])
+    try:
+        return tuple(Frame(str(f["name"]), str(f["filename"]), int(f["line"])) for f in frames)
+    except (KeyError, TypeError, ValueError):
+        raise DumpError("a frame without name, filename and line") from None
 
 
 def classes(stacks: list[RankStack]) -> list[StackClass]:

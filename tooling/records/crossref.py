@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.load import locate
 from tooling.records.model import Record, parse_time
+from tooling.records.runs import MIN_ROTATION, is_live, rotation
 
 Keys = list[str | int]
 
@@ -114,13 +115,22 @@ def _time_pairs(record: Record) -> list[tuple[Keys, Keys]]:
     return pairs
 
 
+# Dates a training record can sanely hold. Outside this, a typo (0001-01-01) would make every
+# analysis that walks the calendar (weekly trends) walk millennia.
+EARLIEST, LATEST = date(1990, 1, 1), date(2099, 12, 31)
+
+
 def check_times(records: list[Record]) -> Iterator[Finding]:
-    """invalid-time (not a real date) and time-order."""
+    """invalid-time (not a real date), date-out-of-range and time-order."""
     for record in records:
         for keys, value in _time_values(record):
-            if parse_time(value) is None:
+            when = parse_time(value)
+            if when is None:
                 yield _at(record, keys, "invalid-time", f"'{value}' is not a real date or time; "
                           "expected a valid calendar date and clock time")
+            elif not EARLIEST <= when.date() <= LATEST:
+                yield _at(record, keys, "date-out-of-range", f"{value} is outside the years "
+                          f"{EARLIEST.year}-{LATEST.year}; expected a date in the life of a training run")
         yield from _ordered(record, _time_pairs(record))
 
 
@@ -192,14 +202,13 @@ def check_drafts(records: list[Record], index: Index, now: datetime) -> Iterator
 def check_rotation(records: list[Record]) -> Iterator[Finding]:
     """rotation-too-small and night-pages-unbalanced (warnings): people break before runs do."""
     for record in records:
-        live = record.kind == "run" and record.get("state") not in ("planned", "finished", "failed")
-        if not live or "oncall" not in record.data:
+        if record.kind != "run" or not is_live(record.data) or "oncall" not in record.data:
             continue
         oncall = record.data["oncall"]
-        people = set(oncall.get("members", [])) | {s["person"] for s in oncall.get("shifts", [])}
-        if len(people) < 2:
+        people = rotation(record.data)
+        if len(people) < MIN_ROTATION:
             yield Finding(record.path, *locate(record.path, ["oncall"], at_key=True), "rotation-too-small",
-                          f"{len(people)} person on the rotation; expected at least 2 for a 24/7 run "
+                          f"{len(people)} person on the rotation; expected at least {MIN_ROTATION} for a 24/7 run "
                           "(one person on call every day breaks within a month; 4 is better)", Severity.WARNING)
         nights = [s["person"] for s in oncall.get("shifts", []) if s.get("night")]
         for person, count in Counter(nights).items():
@@ -213,12 +222,12 @@ RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
     check_times, check_status, check_ladders, check_rotation)
 
 
-def check_all(records: list[Record], universe: list[Record], *, now: datetime | None = None) -> list[Finding]:
+def check_all(records: list[Record], universe: list[Record], *, now: datetime) -> list[Finding]:
     """Findings of every cross-record rule for ``records``; references resolve in ``universe``."""
     index = Index(universe)
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
-    found.extend(check_drafts(records, index, now or datetime.now(timezone.utc)))
+    found.extend(check_drafts(records, index, now))
     for rule in RULES:
         found.extend(rule(records))
     return found

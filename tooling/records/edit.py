@@ -1,39 +1,43 @@
-"""Editing an existing record in place: round-trip, re-validate, then replace atomically."""
+"""Editing an existing record in place: round-trip, re-validate, then replace atomically.
+
+Every writer of an existing record goes through :func:`set_fields`: it holds the record's lock
+(so two ``tooling set`` calls take turns instead of one silently undoing the other), reads the
+file, applies the assignments, validates the result completely (schema and cross-record rules,
+whatever warnings the record already had) and replaces the file only if its content is still
+what was read: a person's editor saving in between makes it read and apply again.
+"""
 from __future__ import annotations
 
-from datetime import datetime
+import os
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from tooling.errors import UsageError, UserError
-from tooling.records.atomic import replace_file
-from tooling.records.crossref import check_all
-from tooling.records.findings import Severity
-from tooling.records.kinds import KINDS
-from tooling.records.load import parse_text
-from tooling.records.model import Record
+from tooling.fs.atomic import replace_file
+from tooling.fs.lock import locked
 from tooling.records import roundtrip
+from tooling.records.crossref import check_all
+from tooling.records.findings import Finding, Severity, excerpt
+from tooling.records.kinds import KINDS
+from tooling.records.load import parse_text, read_text
+from tooling.records.model import Record
 from tooling.records.schema import check_record, schema_for
+from tooling.records.validate import usable
+
+Assignment = tuple[list[str], Any]
+ATTEMPTS = 5  # re-reads when the file keeps changing under us
 
 
-def find_record(root: Path, record_id: str) -> Path:
-    for directory in dict.fromkeys(k.directory for k in KINDS.values()):
-        for suffix in (".yaml", ".yml"):
-            path = root / directory / f"{record_id}{suffix}"
-            if path.is_file():
-                return path
-    raise UserError(f"no record with id '{record_id}' under {root}")
-
-
-def parse_assignment(text: str) -> tuple[list[str], Any]:
+def parse_assignment(text: str) -> Assignment:
     """``a.b=value`` -> (['a', 'b'], value parsed as a YAML scalar or collection)."""
     key, sep, raw = text.partition("=")
     if not sep or not key:
-        raise UsageError(f"expected FIELD=VALUE but received: {text!r}")
+        raise UsageError(f"expected FIELD=VALUE but received: {excerpt(text)}")
     try:
         value = roundtrip.load_value(raw) if raw.strip() else ""
     except ValueError as exc:
-        raise UsageError(f"{key}: {exc}; expected a YAML value") from None
+        raise UsageError(f"{excerpt(key)}: {exc}; expected a YAML value") from None
     return key.split("."), value
 
 
@@ -48,7 +52,17 @@ def _insert_in_schema_order(document: Any, key: str, value: Any) -> None:
     document.insert(position, key, value)
 
 
+def _plain(value: Any) -> Any:
+    """Dates and times as ruamel values, so that they are written plain, not as quoted strings."""
+    if isinstance(value, (date, datetime)):
+        return roundtrip.load_value(value.isoformat())
+    return value
+
+
 def _assign(document: Any, keys: list[str], value: Any) -> None:
+    if not isinstance(document, dict):
+        raise UsageError("the record is not a mapping of fields; fix it by hand first")
+    value = _plain(value)
     if len(keys) == 1 and keys[0] not in document:
         _insert_in_schema_order(document, keys[0], value)
         return
@@ -58,29 +72,61 @@ def _assign(document: Any, keys: list[str], value: Any) -> None:
             node[key] = {}
         node = node[key]
         if not isinstance(node, dict):
-            raise UsageError(f"{'.'.join(keys)}: '{key}' is not a mapping")
+            raise UsageError(f"{excerpt('.'.join(keys))}: {excerpt(key)} is not a mapping")
     node[keys[-1]] = value
 
 
-def edited_text(text: str, assignments: list[tuple[list[str], Any]]) -> str:
+def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> str:
     document, yaml = roundtrip.load(text)
     for keys, value in assignments:
         _assign(document, keys, value)
     if document.get("kind") == "run" and not any(k == ["updated_at"] for k, _ in assignments):
-        document["updated_at"] = datetime.now().astimezone().replace(microsecond=0).isoformat()
+        document["updated_at"] = _plain(now.replace(microsecond=0))
     return roundtrip.dump(document, yaml)
 
 
-def set_fields(path: Path, assignments: list[tuple[list[str], Any]], *, universe: list[Record]) -> None:
-    """Apply ``assignments``; write only if the result is still a valid record."""
-    new_text = edited_text(path.read_text(encoding="utf-8"), assignments)
-    loaded = parse_text(str(path), new_text)
-    findings = loaded.findings or check_record(str(path), loaded.data)
-    if not findings:
+def _findings(path: Path, text: str, universe: list[Record], now: datetime) -> list[Finding]:
+    """Every finding validation would report for ``text`` as the content of ``path``."""
+    loaded = parse_text(str(path), text)
+    if loaded.findings:
+        return loaded.findings
+    found = check_record(str(path), loaded.data)
+    if usable(loaded.data) and not any(f.severity is Severity.ERROR for f in found):
         record = Record(str(path), loaded.data)
-        others = [r for r in universe if r.path != str(path)] + [record]
-        findings = check_all([record], others)
-    errors = [f"[{f.rule}] {f.message}" for f in findings if f.severity is Severity.ERROR]
-    if errors:
-        raise UserError(f"{path}: not changed, the edit would make it invalid: " + "; ".join(errors))
-    replace_file(path, new_text)
+        others = [r for r in universe if os.path.abspath(r.path) != os.path.abspath(path)]
+        found += check_all([record], [*others, record], now=now)
+    return found
+
+
+def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Record], now: datetime) -> None:
+    """Apply ``assignments``; write only if the result is still a valid record.
+
+    Errors of the edited record are refused, and so are the warnings the edit itself introduced
+    (a field typed on the command line that the schema does not know is a typo, not a wish).
+    """
+    with locked(path):
+        for _ in range(ATTEMPTS):
+            before = _read(path)
+            unloadable = parse_text(str(path), before).findings
+            if unloadable:
+                raise UserError(f"not changed, fix the file by hand first: {unloadable[0].format()}")
+            old = {(f.rule, f.message) for f in _findings(path, before, universe, now)}
+            after = edited_text(before, assignments, now=now)
+            problems = [f for f in _findings(path, after, universe, now)
+                        if f.severity is Severity.ERROR or (f.rule, f.message) not in old]
+            if problems:
+                raise UserError(f"{path}: not changed, the edit would make it invalid: "
+                                + "; ".join(f"[{f.rule}] {f.message}" for f in problems))
+            if _read(path) == before:  # compare, then swap: nobody wrote it while we worked
+                replace_file(path, after)
+                return
+    raise UserError(f"{path}: not changed: the file changed {ATTEMPTS} times while it was being edited; "
+                    "expected it to hold still (run the command again)")
+
+
+def _read(path: Path) -> str:
+    text, problem = read_text(str(path))
+    if problem is not None:
+        raise UserError(problem.format())
+    assert text is not None
+    return text

@@ -6,6 +6,14 @@ from enum import Enum
 from pathlib import Path
 
 
+EXCERPT = 60  # characters of a value quoted in a message; a 1 MB value is never echoed whole
+
+
+def excerpt(text: str, limit: int = EXCERPT) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"

@@ -9,7 +9,6 @@ class Kind:
     name: str
     directory: str  # relative to the repository root
     id_prefix: str  # "" for kinds whose id is a free slug
-    description: str
 
     @property
     def schema_file(self) -> str:
@@ -19,13 +18,20 @@ class Kind:
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind("incident", "incidents", "INC-", "one failure of a training run"),
-        Kind("postmortem", "incidents", "PM-", "a blameless postmortem of incidents"),
-        Kind("run", "runbooks/runs", "", "the live wiki page of a training run"),
-        Kind("ladder", "runbooks/ladders", "", "a diagnostic ladder for one symptom"),
-        Kind("stack", "runbooks", "", "the stack cross-section: layers, failure modes, cheapest checks"),
+        Kind("incident", "incidents", "INC-"),
+        Kind("postmortem", "incidents", "PM-"),
+        Kind("run", "runbooks/runs", ""),
+        Kind("ladder", "runbooks/ladders", ""),
+        Kind("stack", "runbooks", ""),
     )
 }
 
+
+def _outermost(directories: list[str]) -> tuple[str, ...]:
+    """The folders not inside another one of them: walking these finds every kind's files."""
+    return tuple(sorted(d for d in set(directories)
+                        if not any(d != o and d.startswith(o + "/") for o in directories)))
+
+
 # Folders (relative to the repository root) that hold records; validated by default.
-RECORD_DIRS: tuple[str, ...] = ("incidents", "runbooks")
+RECORD_DIRS: tuple[str, ...] = _outermost([k.directory for k in KINDS.values()])

@@ -6,19 +6,32 @@ the file only when a finding has to point into it.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from tooling.records.findings import Finding
+from tooling.records.findings import Finding, excerpt
 
 MAX_FILE_BYTES = 1 << 20  # a record is a page of text; anything larger is a mistake or an attack
 MAX_EXPANDED_NODES = 100_000  # alias expansion bound ("billion laughs")
+MAX_INTEGER = 2**63 - 1  # what any consumer (JSON, numpy, a database) holds; more is a typo or an attack
+
+# Characters no record has a use for, and that YAML or a terminal would mangle: C0 controls
+# but tab, line feed and carriage return; DEL and the C1 controls (NEL among them, which YAML
+# silently reads as a line break); the Unicode line and paragraph separators; noncharacters;
+# lone surrogates. Tabs have their own rule (tab-character).
+_BAD_CHARS = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff"
+    + "".join(rf"\U{plane:04x}fffe\U{plane:04x}ffff" for plane in range(1, 17)) + "]")
+_CHAR_NAMES = {0x00: "NUL", 0x1B: "ESC", 0x7F: "DEL", 0x85: "NEL, a C1 line break",
+               0x2028: "LINE SEPARATOR", 0x2029: "PARAGRAPH SEPARATOR"}
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
@@ -38,6 +51,24 @@ class _RecordLoader(yaml.CSafeLoader):
         if tag not in {f"tag:yaml.org,2002:{t}" for t in ("binary", "set", "omap", "pairs")}
     }
 
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        if len(node.value) <= 18:  # the common case: small enough to need no check
+            return super().construct_yaml_int(node)
+        text = str(node.value).replace("_", "").lstrip("+-")
+        # int() of thousands of digits is slow and then refused (ValueError): stop well before
+        if len(text) > 40 or abs(value := super().construct_yaml_int(node)) > MAX_INTEGER:
+            raise InvalidNumberError(problem=f"integer {excerpt(str(node.value), 24)} is too large; "
+                                     f"expected a whole number of at most {MAX_INTEGER:,}",
+                                     problem_mark=node.start_mark)
+        return value
+
+    def construct_yaml_float(self, node: ScalarNode) -> float:
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise InvalidNumberError(problem=f"{excerpt(str(node.value), 24)} is not a finite number; "
+                                     "expected a finite number", problem_mark=node.start_mark)
+        return value
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         own = node.value  # merge keys (<<) replace node.value with a longer list
         mapping = super().construct_mapping(node, deep=deep)
@@ -46,7 +77,19 @@ class _RecordLoader(yaml.CSafeLoader):
         return mapping
 
 
+_RecordLoader.add_constructor("tag:yaml.org,2002:int", _RecordLoader.construct_yaml_int)
+_RecordLoader.add_constructor("tag:yaml.org,2002:float", _RecordLoader.construct_yaml_float)
+
+
 class DuplicateKeyError(yaml.MarkedYAMLError):
+    pass
+
+
+class InvalidNumberError(yaml.MarkedYAMLError):
+    pass
+
+
+class InvalidCharacterError(yaml.MarkedYAMLError):
     pass
 
 
@@ -63,7 +106,7 @@ def _reject_duplicate_keys(pairs: list[tuple[Node, Node]]) -> None:
         if first is not key_node:
             line = first.start_mark.line + 1
             raise DuplicateKeyError(
-                problem=f"duplicate key '{key_node.value}' (first defined at line {line}); "
+                problem=f"duplicate key {excerpt(str(key_node.value))} (first defined at line {line}); "
                 "expected each key once per mapping",
                 problem_mark=key_node.start_mark,
             )
@@ -107,6 +150,7 @@ class Loaded:
     path: str
     data: Any = None
     findings: list[Finding] = field(default_factory=list)
+    node: Node | None = field(default=None, repr=False, compare=False)  # for locating findings
 
 
 def _at(text: str, index: int) -> tuple[int, int]:
@@ -115,13 +159,47 @@ def _at(text: str, index: int) -> tuple[int, int]:
     return line, col
 
 
+def _read_regular(path: str) -> bytes | Finding:
+    """The first bytes of a regular file; a FIFO or device is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Finding(path, 1, 1, "not-a-file", "not a regular file (a FIFO, device or socket); "
+                           "expected a record file")
+        try:
+            return handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
+
+
+def invalid_character(text: str) -> tuple[int, str] | None:
+    """(index, message) of the first character no record may hold, or None."""
+    bad = _BAD_CHARS.search(text)
+    return (bad.start(), _char_message(ord(bad.group(0)))) if bad else None
+
+
+def _character_finding(path: str, text: str) -> Finding | None:
+    bad = _BAD_CHARS.search(text)
+    if bad is None:
+        return None
+    code = ord(bad.group(0))
+    return Finding(path, *_at(text, bad.start()), "invalid-character", _char_message(code))
+
+
+def _char_message(code: int) -> str:
+    name = _CHAR_NAMES.get(code) or ("a control character" if code < 0xA0 else
+                                     "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "a noncharacter")
+    return f"character U+{code:04X} ({name}); expected printable text"
+
+
 def read_text(path: str) -> tuple[str | None, Finding | None]:
     """File text, or the finding that explains why it cannot be read as a record."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return None, Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
+    raw = _read_regular(path)
+    if isinstance(raw, Finding):
+        return None, raw
     if len(raw) > MAX_FILE_BYTES:
         return None, Finding(path, 1, 1, "file-too-large",
                              f"file is larger than {MAX_FILE_BYTES:,} bytes; "
@@ -140,10 +218,14 @@ def read_text(path: str) -> tuple[str | None, Finding | None]:
         line, col = _at(text, tab)
         return None, Finding(path, line, col, "tab-character",
                              "tab character; expected spaces (records are indented with spaces)")
-    return text, None
+    bad = _character_finding(path, text)
+    return (None, bad) if bad else (text, None)
 
 
 def parse_text(path: str, text: str) -> Loaded:
+    bad = _character_finding(path, text)
+    if bad is not None:
+        return Loaded(path, findings=[bad])
     loader = _RecordLoader(text)
     try:
         root = loader.get_single_node()
@@ -152,7 +234,10 @@ def parse_text(path: str, text: str) -> Loaded:
                                                   "file is empty; expected a record mapping")])
         if "&" in text and "*" in text:
             _check_alias_expansion(root)
-        return Loaded(path, data=loader.construct_document(root))
+        data = loader.construct_document(root)
+        if "\\" in text:  # a double-quoted escape ("\e", "\x85") can spell any character
+            _check_escaped(data, root)
+        return Loaded(path, data=data, node=root)
     except yaml.MarkedYAMLError as exc:
         return Loaded(path, findings=[_yaml_finding(path, exc)])
     except RecursionError:
@@ -170,6 +255,10 @@ def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
         return Finding(path, line, col, "duplicate-key", problem)
     if isinstance(exc, AliasBombError):
         return Finding(path, line, col, "alias-bomb", problem)
+    if isinstance(exc, InvalidNumberError):
+        return Finding(path, line, col, "invalid-number", problem)
+    if isinstance(exc, InvalidCharacterError):
+        return Finding(path, line, col, "invalid-character", problem)
     if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in problem:
         quoted = re.search(r"'([^']*)'", problem)
         tag = (quoted.group(1) if quoted else "?").replace("tag:yaml.org,2002:", "!!")
@@ -182,30 +271,66 @@ def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
     return Finding(path, line, col, "yaml-syntax", f"{problem}{context}; expected valid YAML")
 
 
+def _check_escaped(data: Any, node: Node) -> None:
+    """Strings built from escapes are held to the same characters as the file's own text."""
+    if isinstance(node, ScalarNode) and isinstance(data, str):
+        bad = _BAD_CHARS.search(data)
+        if bad is not None:
+            raise InvalidCharacterError(problem=f"escaped {_char_message(ord(bad.group(0)))}",
+                                        problem_mark=node.start_mark)
+    elif isinstance(node, SequenceNode) and isinstance(data, list):
+        for child, value in zip(node.value, data):
+            _check_escaped(value, child)
+    elif isinstance(node, MappingNode) and isinstance(data, dict):
+        for key_node, value_node in node.value:
+            key = data.get(key_node.value) if isinstance(key_node, ScalarNode) else None
+            _check_escaped(key_node.value, key_node)
+            _check_escaped(key, value_node)
+
+
 def load_file(path: str) -> Loaded:
+    key = _stat_key(path)
     text, problem = read_text(path)
     if problem is not None:
         return Loaded(path, findings=[problem])
     assert text is not None
-    return parse_text(path, text)
+    loaded = parse_text(path, text)
+    if key is not None and loaded.node is not None:
+        _remember(key, loaded.node)  # findings about this file are located without parsing it again
+    return loaded
 
 
-@lru_cache(maxsize=256)
-def _compose(path: str, mtime_ns: int, size: int) -> Node | None:
-    """Cached by absolute path and stat, so an edited or different file is never mixed up."""
-    text, problem = read_text(path)
-    if problem is not None or text is None:
+_NODES: OrderedDict[tuple[str, int, int], Node | None] = OrderedDict()
+_NODES_KEPT = 256
+
+
+def _stat_key(path: str) -> tuple[str, int, int] | None:
+    """Absolute path and stat: an edited or different file never matches an old entry."""
+    try:
+        info = os.stat(path)
+    except OSError:
         return None
-    return yaml.compose(text, Loader=_RecordLoader)
+    return os.path.abspath(path), info.st_mtime_ns, info.st_size
+
+
+def _remember(key: tuple[str, int, int], node: Node | None) -> None:
+    _NODES[key] = node
+    _NODES.move_to_end(key)
+    while len(_NODES) > _NODES_KEPT:
+        _NODES.popitem(last=False)
+
+
+def _compose(key: tuple[str, int, int]) -> Node | None:
+    if key not in _NODES:
+        text, problem = read_text(key[0])
+        _remember(key, None if problem is not None or text is None else yaml.compose(text, Loader=_RecordLoader))
+    return _NODES[key]
 
 
 def locate(path: str, keys: Sequence[str | int], *, at_key: bool = False) -> tuple[int, int]:
     """1-based line:col of the value at ``keys`` (or of its key), as deep as it exists."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return 1, 1
-    node = _compose(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+    key = _stat_key(path)
+    node = _compose(key) if key is not None else None
     if node is None:
         return 1, 1
     mark = node.start_mark
@@ -220,12 +345,28 @@ def locate(path: str, keys: Sequence[str | int], *, at_key: bool = False) -> tup
 
 def _child(node: Node, key: str | int) -> tuple[Node | None, Node | None]:
     if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.value == str(key):
-                return value_node, key_node
+        return _keys(node).get(str(key), (None, None))
     if isinstance(node, SequenceNode) and isinstance(key, int) and key < len(node.value):
         return node.value[key], None
     return None, None
+
+
+_INDEXES: dict[int, tuple[MappingNode, dict[str, tuple[Node, Node]]]] = {}
+
+
+def _keys(node: MappingNode) -> dict[str, tuple[Node, Node]]:
+    """{key: (value node, key node)}, built once per mapping: locating each of 40,000 keys
+    by a linear scan would be quadratic. The first occurrence wins, as in a lookup."""
+    cached = _INDEXES.get(id(node))
+    if cached is None or cached[0] is not node:
+        index: dict[str, tuple[Node, Node]] = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode):
+                index.setdefault(key_node.value, (value_node, key_node))
+        if len(_INDEXES) > 4096:
+            _INDEXES.clear()
+        cached = _INDEXES[id(node)] = (node, index)
+    return cached[1]
 
 
 def locate_text(path: str, keys: Sequence[str | int], needle: str) -> tuple[int, int]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 from functools import lru_cache
 from importlib import resources
@@ -9,8 +10,9 @@ from typing import Any, Callable, Iterator
 
 import fastjsonschema
 import jsonschema
+from jsonschema.exceptions import ValidationError
 
-from tooling.records.findings import Finding, Severity
+from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.load import locate
 
@@ -26,21 +28,72 @@ def schema_for(kind: str) -> dict[str, Any]:
     return json.loads(text)
 
 
+def resolve(spec: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """A property's schema with its local ``$ref`` (``#/$defs/name``) filled in; the property's
+    own keywords (its description) win over the definition's."""
+    if "$ref" in spec:
+        return {**defs[spec["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in spec.items() if k != "$ref"}}
+    return spec
+
+
+def field_spec(kind: str, name: str) -> dict[str, Any]:
+    """The resolved schema of the top-level field ``name`` of ``kind``."""
+    schema = schema_for(kind)
+    return resolve(schema["properties"][name], schema.get("$defs", {}))
+
+
 @lru_cache(maxsize=None)
 def _fast(kind: str) -> Callable[[Any], Any]:
     # Formats are left to the invalid-time rule, so both paths agree on what is valid.
     return fastjsonschema.compile(schema_for(kind), use_formats=False, use_default=False)
 
 
+MAX_FINDINGS = 50  # per file: a record with 40,000 stray keys needs one page of output, not 40,000 lines
+
+
+def _canonical(item: Any) -> str:
+    """Equal JSON values give equal text (1 and 1.0 alike, keys in any order)."""
+    return json.dumps(_integral(item), sort_keys=True, default=str)
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def first_repeat(items: list[Any]) -> Any | None:
+    """The first item seen twice, in linear time (jsonschema's own check is quadratic on mappings)."""
+    seen: set[str] = set()
+    for item in items:
+        key = _canonical(item)
+        if key in seen:
+            return item
+        seen.add(key)
+    return None
+
+
+def _unique_items(validator: Any, unique: bool, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if unique and validator.is_type(instance, "array") and first_repeat(instance) is not None:
+        yield ValidationError("has non-unique elements")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"uniqueItems": _unique_items})
+
+
 @lru_cache(maxsize=None)
-def _full(kind: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(schema_for(kind))
+def _full(kind: str) -> Any:
+    return _Validator(schema_for(kind))
 
 
 def describe(value: Any) -> str:
-    """A value as the user wrote it, for 'but received: ...'."""
+    """A value as the user wrote it, for 'but received: ...' (long text cut short)."""
     if isinstance(value, str):
-        return repr(value)
+        return excerpt(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -64,10 +117,18 @@ def check_record(path: str, data: Any) -> list[Finding]:
         return []
     except fastjsonschema.JsonSchemaException:
         pass
-    found: set[Finding] = set()
+    found = sorted(set(itertools.islice(_all_findings(path, kind, data), MAX_FINDINGS + 1)))
+    if len(found) > MAX_FINDINGS:
+        more = Finding(path, found[MAX_FINDINGS].line, found[MAX_FINDINGS].col, "too-many-findings",
+                       f"more problems after the first {MAX_FINDINGS} are not shown; expected them fixed "
+                       "first (or the file replaced)", found[MAX_FINDINGS].severity)
+        found = [*found[:MAX_FINDINGS], more]
+    return found
+
+
+def _all_findings(path: str, kind: str, data: dict[str, Any]) -> Iterator[Finding]:
     for error in _full(kind).iter_errors(data):
-        found.update(_findings(path, kind, error))
-    return sorted(found)
+        yield from _findings(path, kind, error)
 
 
 def _kind_finding(path: str, data: dict[str, Any]) -> Finding:
@@ -86,9 +147,10 @@ def _findings(path: str, kind: str, error: jsonschema.ValidationError) -> Iterat
         known = set(schema.get("properties", {}))
         for name in error.validator_value:
             if name not in value:
-                strays = [k for k in value if k not in known]
-                hint = difflib.get_close_matches(name, strays, n=1)
-                extra = f" (found '{hint[0]}': a misspelling?)" if hint else ""
+                # only keys of about the right length can be its misspelling (and 40,000 keys stay cheap)
+                strays = [k for k in value if k not in known and abs(len(str(k)) - len(name)) <= 3][:200]
+                hint = difflib.get_close_matches(name, [str(k) for k in strays], n=1)
+                extra = f" (found {excerpt(hint[0])}: a misspelling?)" if hint else ""
                 yield Finding(path, *locate(path, keys, at_key=True), "missing-field",
                               f"missing required field '{name}'{extra}")
         return
@@ -102,10 +164,10 @@ def _findings(path: str, kind: str, error: jsonschema.ValidationError) -> Iterat
 
 
 def _unknown_field(path: str, kind: str, keys: list[Any], name: str, known: list[str]) -> Finding:
-    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6) if len(name) < 100 else []
     hint = f", did you mean '{match[0]}'?" if match else f"; expected a field of the {kind} schema"
     return Finding(path, *locate(path, [*keys, name], at_key=True), "unknown-field",
-                   f"unknown field '{name}'{hint}", Severity.WARNING)
+                   f"unknown field {excerpt(name)}{hint}", Severity.WARNING)
 
 
 _RULES = {
@@ -142,10 +204,8 @@ def _message(error: jsonschema.ValidationError) -> str:
             side = ">=" if error.validator == "minimum" else "<="
             return f"expected a number {side} {bound} {received}"
         case "uniqueItems":
-            seen: list[Any] = []
-            twice = next((item for item in value if item in seen or seen.append(item)), None)
-            return f"expected each item once but received {describe(twice)} more than once"
-    return error.message
+            return f"expected each item once but received {describe(first_repeat(value))} more than once"
+    return excerpt(error.message, 200)
 
 
 def field_errors(kind: str, data: dict[str, Any]) -> list[tuple[str, str]]:

@@ -4,19 +4,21 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from tooling.errors import UsageError
 from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity
-from tooling.records.kinds import KINDS, RECORD_DIRS
+from tooling.records.kinds import KINDS
+from tooling.records.layout import record_dirs, record_files, repository_files
 from tooling.records.load import load_file
 from tooling.records.model import Record
 from tooling.records.schema import check_record
 
 PARALLEL_FROM = 200  # below this, starting workers costs more than it saves
-_SUFFIXES = (".yaml", ".yml")
+Result = tuple[str, Any, list[Finding]]
 
 
 @dataclass
@@ -30,80 +32,83 @@ class Report:
             return [f.as_error() if f.severity is Severity.WARNING else f for f in self.findings]
         return self.findings
 
-
-def _walk(folder: Path) -> list[str]:
-    found = []
-    for parent, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(parent, n) for n in sorted(names)
-                     if n.endswith(_SUFFIXES) and not n.startswith("."))
-    return found
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
 
 
-def collect_files(paths: Iterable[Path]) -> list[str]:
-    files: list[str] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(_walk(path))
-        elif path.is_file():
-            files.append(str(path))
-        else:
-            raise UsageError(f"{path}: no such file or directory")
-    return list(dict.fromkeys(files))
+def _outside(path: str, root: str | None) -> bool:
+    """A symbolic link that leads out of the repository: never read, never echoed."""
+    if root is None or not os.path.islink(path):
+        return False
+    real = os.path.realpath(path)
+    return os.path.commonpath([real, root]) != root
 
 
-def repository_files(root: Path) -> list[str]:
-    return collect_files(root / d for d in RECORD_DIRS if (root / d).is_dir())
-
-
-def _check_file(path: str) -> tuple[str, Any, list[Finding]]:
+def _check_file(path: str, root: str | None = None) -> Result:
+    if _outside(path, root):
+        return path, None, [Finding(path, 1, 1, "outside-repository",
+                                    "symbolic link to a file outside the repository; expected the record itself")]
     loaded = load_file(path)
     if loaded.findings:
         return path, None, loaded.findings
     return path, loaded.data, check_record(path, loaded.data)
 
 
-def _check_chunk(paths: list[str]) -> list[tuple[str, Any, list[Finding]]]:
-    return [_check_file(p) for p in paths]
+def _check_chunk(paths: list[str], root: str | None = None) -> list[Result]:
+    return [_check_file(p, root) for p in paths]
 
 
-def check_files(files: Sequence[str], *, jobs: int | None = None) -> list[tuple[str, Any, list[Finding]]]:
+def check_files(files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
     workers = jobs or os.cpu_count() or 1
+    within = os.path.realpath(root) if root is not None else None
     if workers < 2 or len(files) < PARALLEL_FROM:
-        return _check_chunk(list(files))
+        return _check_chunk(list(files), within)
     size = max(16, len(files) // (workers * 8))
     chunks = [list(files[i:i + size]) for i in range(0, len(files), size)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [result for chunk in pool.map(_check_chunk, chunks) for result in chunk]
+        return [result for chunk in pool.map(partial(_check_chunk, root=within), chunks) for result in chunk]
 
 
-def _usable(data: Any) -> bool:
+def usable(data: Any) -> bool:
+    """Enough of a record to be referred to: a known kind and an id."""
     return isinstance(data, dict) and data.get("kind") in KINDS and isinstance(data.get("id"), str)
 
 
-def validate(paths: Sequence[Path], *, root: Path | None = None, jobs: int | None = None) -> Report:
+def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None) -> Report:
     """Check ``paths`` (files or folders); references also resolve against ``root``'s records."""
-    files = collect_files(paths)
-    results = check_files(files, jobs=jobs)
+    files = record_files(paths)
     report = Report(files=len(files))
-    clean: list[Record] = []
-    for path, data, findings in results:
-        report.findings.extend(findings)
-        if _usable(data):
-            record = Record(path, data)
-            report.records.append(record)
-            if not any(f.severity is Severity.ERROR for f in findings):
-                clean.append(record)
+    report.records, report.findings, clean = _records(check_files(files, root=root, jobs=jobs))
     universe = list(report.records)
-    if root is not None:
+    if root is not None and not _covers(paths, root):
         universe += repository_records(root, skip=files, jobs=jobs)
-    report.findings.extend(check_all(clean, universe))
+    report.findings.extend(check_all(clean, universe, now=now))
     report.findings.sort()
     return report
+
+
+def _covers(paths: Sequence[Path], root: Path) -> bool:
+    """Whether ``paths`` include every record folder, so the repository need not be walked again."""
+    given = {os.path.realpath(p) for p in paths}
+    return all(os.path.realpath(d) in given for d in record_dirs(root))
+
+
+def _records(results: Iterable[Result]) -> tuple[list[Record], list[Finding], list[Record]]:
+    """(usable records, every finding, records without errors) from checked files."""
+    records, findings, clean = [], [], []
+    for path, data, found in results:
+        findings.extend(found)
+        if usable(data):
+            record = Record(path, data)
+            records.append(record)
+            if not any(f.severity is Severity.ERROR for f in found):
+                clean.append(record)
+    return records, findings, clean
 
 
 def repository_records(root: Path, *, skip: Iterable[str] = (), jobs: int | None = None) -> list[Record]:
     """Every loadable record of the repository (outside ``skip``), to resolve references against."""
     skipped = {os.path.abspath(p) for p in skip}
     files = [p for p in repository_files(root) if os.path.abspath(p) not in skipped]
-    return [Record(p, d) for p, d, _ in check_files(files, jobs=jobs) if _usable(d)]
+    return [Record(p, d) for p, d, _ in check_files(files, root=root, jobs=jobs) if usable(d)]

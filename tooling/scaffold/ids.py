@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from tooling.errors import UserError
-from tooling.records.atomic import create_file
+from tooling.fs.atomic import create_file
 
 MAX_ATTEMPTS = 10_000
 

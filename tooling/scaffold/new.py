@@ -6,31 +6,30 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.errors import UsageError, UserError
+from tooling.errors import FieldError, UserError
+from tooling.fs.atomic import create_file
+from tooling.records.findings import excerpt
 from tooling.records.kinds import KINDS
+from tooling.records.layout import ids, path_of
 from tooling.records.load import parse_text
 from tooling.records.model import parse_time
 from tooling.records.schema import check_record, field_errors
 from tooling.scaffold.ids import create_next
 from tooling.scaffold.render import render
-from tooling.records.atomic import create_file
 
 HEADERS = {
     "incident": "Incident record. Fill in as you learn more; `tooling validate` checks it.",
     "postmortem": "Blameless postmortem: ask what must change so this cannot happen again, not who erred.",
     "run": "Live state of one training run. Update it every day; pages older than 24 h are flagged.",
 }
+# The fields a caller gives; the others are derived from them (the timeline echoes the title).
+INCIDENT_FIELDS = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",
+                   "detected_at", "reported_by")
 
 
-INCIDENT_FLAGS = {
-    "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",
-    "layer": "--layer", "signatures": "--signature", "nodes": "--node", "ranks": "--rank",
-    "detected_at": "--detected-at", "reported_by": "--reported-by",
-}
-
-
-def now() -> str:
-    return datetime.now().astimezone().replace(microsecond=0).isoformat()
+def stamp(now: datetime) -> str:
+    """``now`` as records write times: to the second, with its offset."""
+    return now.replace(microsecond=0).isoformat()
 
 
 def user() -> str:
@@ -40,21 +39,12 @@ def user() -> str:
         return "unknown"
 
 
-def existing_ids(root: Path, kind: str) -> list[str]:
-    folder = root / KINDS[kind].directory
-    prefix = KINDS[kind].id_prefix
-    if not folder.is_dir():
-        return []
-    return sorted(p.stem for p in folder.glob("*.yaml") if p.stem.startswith(prefix) or not prefix)
-
-
-def _check_values(kind: str, values: dict[str, Any], flags: dict[str, str]) -> None:
-    """Report bad values by the option they came from; derived fields only echo them."""
+def _check_values(kind: str, values: dict[str, Any], given: tuple[str, ...]) -> None:
+    """Report bad values by the field they were given as; derived fields only echo them."""
     errors = field_errors(kind, values)
-    from_flags = [(f, m) for f, m in errors if f.split(".")[0] in flags]
-    problems = [f"{flags.get(f.split('.')[0], f)}: {m}" for f, m in (from_flags or errors)]
-    if problems:
-        raise UsageError("; ".join(problems))
+    from_caller = [(f, m) for f, m in errors if f.split(".")[0] in given]
+    if errors:
+        raise FieldError(from_caller or errors)
 
 
 def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
@@ -64,16 +54,21 @@ def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
     return text
 
 
-def new_incident(*, root: Path, title: str, run: str, severity: str, symptom: str,
+def require_run(root: Path, run: str) -> None:
+    """An incident names an existing run: checked before any work that would be lost."""
+    runs = ids(root, "run")
+    if run not in runs:
+        raise FieldError([("run", f"Expected one of: {runs} but received: {excerpt(run)}")])
+
+
+def new_incident(*, root: Path, now: datetime, title: str, run: str, severity: str, symptom: str,
                  layer: str = "unknown", signatures: list[str] | None = None,
                  nodes: list[str] | None = None, ranks: list[int] | None = None,
                  detected_at: str | None = None, reported_by: str | None = None,
                  actions: list[str] | None = None, findings: list[str] | None = None) -> Path:
     """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection."""
-    runs = existing_ids(root, "run")
-    if run not in runs:
-        raise UsageError(f"--run: Expected one of: {runs} but received: {run!r}")
-    detected = detected_at or now()
+    require_run(root, run)
+    detected = detected_at or stamp(now)
     values: dict[str, Any] = {
         "kind": "incident", "id": "INC-0000", "title": title, "run": run, "status": "open",
         "severity": severity, "symptom": symptom, "layer": layer,
@@ -84,55 +79,59 @@ def new_incident(*, root: Path, title: str, run: str, severity: str, symptom: st
         "impact": {"gpu_hours_lost": 0, "steps_lost": 0}, "actions": list(actions or []), "root_cause": "",
         "links": [], "tags": [],
     }
-    _check_values("incident", values, INCIDENT_FLAGS)
+    _check_values("incident", values, INCIDENT_FIELDS)
     if parse_time(detected) is None:
-        raise UsageError(f"--detected-at: {detected!r} is not a real date and time")
-    directory = root / KINDS["incident"].directory
-    return _create_numbered("incident", values, directory)
+        raise FieldError([("detected_at", f"{excerpt(detected)} is not a real date and time")])
+    return _create_numbered("incident", values, root / KINDS["incident"].directory)
 
 
 def _create_numbered(kind: str, values: dict[str, Any], directory: Path) -> Path:
+    """Render and check the file once, then take the next free number for it."""
     directory.mkdir(parents=True, exist_ok=True)
-    _render_checked(kind, values, directory)
+    placeholder = values["id"]
+    text = _render_checked(kind, values, directory)
+    line = f"\nid: {placeholder}\n"
+    assert text.count(line) == 1, "the id is written once, at the top level"
     _, path = create_next(directory, KINDS[kind].id_prefix,
-                          lambda record_id: render(kind, {**values, "id": record_id},
-                                                   directory=directory, header=HEADERS[kind]))
+                          lambda record_id: text.replace(line, f"\nid: {record_id}\n"))
     return path
 
 
-def new_postmortem(*, root: Path, incidents: list[str], title: str | None = None,
+def new_postmortem(*, root: Path, now: datetime, incidents: list[str], title: str | None = None,
                    authors: list[str] | None = None) -> Path:
-    known = set(existing_ids(root, "incident"))
+    known = set(ids(root, "incident"))
     unknown = [i for i in incidents if i not in known]
     if unknown:
-        raise UsageError(f"no such incident: {', '.join(unknown)}; expected ids of files in "
-                         f"{KINDS['incident'].directory}/")
+        raise FieldError([("incidents", f"no such incident: {', '.join(excerpt(i) for i in unknown)}; "
+                                        f"expected ids of files in {KINDS['incident'].directory}/")])
     values: dict[str, Any] = {
         "kind": "postmortem", "id": "PM-0000",
         "title": title or f"Postmortem of {', '.join(incidents)}",
         "incidents": list(dict.fromkeys(incidents)), "status": "draft",
-        "authors": authors or [user()], "created": now()[:10], "summary": "",
+        "authors": authors or [user()], "created": now.date().isoformat(), "summary": "",
         "impact": {"gpu_hours_lost": 0, "steps_lost": 0, "description": ""},
         "timeline": [], "contributing_factors": [], "went_well": [], "went_wrong": [],
         "where_we_got_lucky": [], "action_items": [],
         "review": {"duration_minutes": 30, "attendees": []}, "lessons": [],
     }
-    _check_values("postmortem", values, {"title": "--title", "authors": "--author"})
+    _check_values("postmortem", values, ("title", "authors"))
     return _create_numbered("postmortem", values, root / KINDS["postmortem"].directory)
 
 
-def new_run(*, root: Path, name: str, title: str | None = None, owner: str | None = None) -> Path:
+def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, owner: str | None = None) -> Path:
     values: dict[str, Any] = {
         "kind": "run", "id": name, "title": title or name, "owner": owner or user(),
         "summary": "", "state": "planned", "known_issues": [], "debugging": [],
-        "oncall": {"members": [], "shifts": []}, "updated_at": now(), "updated_by": owner or user(),
+        "oncall": {"members": [], "shifts": []}, "updated_at": stamp(now), "updated_by": owner or user(),
     }
-    _check_values("run", values, {"id": "NAME", "title": "--title", "owner": "--owner"})
+    _check_values("run", values, ("id", "title", "owner"))
     directory = root / KINDS["run"].directory
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{name}.yaml"
+    if name in ids(root, "run"):  # perhaps as NAME.yml, which create_file would not see
+        raise UserError(f"{path_of(root, name, kinds=['run'])}: a run named {excerpt(name)} already exists")
     try:
         create_file(path, _render_checked("run", values, directory))
     except FileExistsError:
-        raise UserError(f"{path}: a run named '{name}' already exists") from None
+        raise UserError(f"{path}: a run named {excerpt(name)} already exists") from None
     return path

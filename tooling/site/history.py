@@ -5,7 +5,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tooling.records.kinds import RECORD_DIRS
+from tooling.records.layout import record_dirs
 
 _SEP = "\x1f"
 
@@ -24,7 +24,7 @@ def record_history(root: Path) -> dict[str, list[Change]]:
         import git
         repo = git.Repo(root, search_parent_directories=True)
         top = Path(repo.working_tree_dir or root)
-        folders = [str(root / d) for d in RECORD_DIRS if (root / d).is_dir()]
+        folders = [str(d) for d in record_dirs(root)]
         if not folders:
             return {}
         out = repo.git.log("--name-only", "--no-renames", f"--format=@@{_SEP}%H{_SEP}%an{_SEP}%aI{_SEP}%s",

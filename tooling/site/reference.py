@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from tooling.records.kinds import KINDS
-from tooling.records.schema import schema_for
+from tooling.records.schema import resolve, schema_for
 
 
 @dataclass(frozen=True)
@@ -25,18 +25,12 @@ class KindReference:
     fields: list[FieldRow]
 
 
-def _resolve(spec: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    if "$ref" in spec:
-        return {**defs[spec["$ref"].rsplit("/", 1)[-1]], **{k: v for k, v in spec.items() if k != "$ref"}}
-    return spec
-
-
 def _type(spec: dict[str, Any], defs: dict[str, Any]) -> str:
     if "const" in spec or "enum" in spec:
         return "choice"
     kind = spec.get("type", "any")
     if kind == "array":
-        item = _resolve(spec.get("items", {}), defs)
+        item = resolve(spec.get("items", {}), defs)
         return f"list of {_type(item, defs)}"
     return {"object": "mapping", "integer": "whole number", "boolean": "true/false"}.get(kind, kind)
 
@@ -44,13 +38,13 @@ def _type(spec: dict[str, Any], defs: dict[str, Any]) -> str:
 def _rows(spec: dict[str, Any], defs: dict[str, Any], prefix: str) -> Iterator[FieldRow]:
     required = set(spec.get("required", []))
     for name, raw in spec.get("properties", {}).items():
-        field = _resolve(raw, defs)
+        field = resolve(raw, defs)
         path = f"{prefix}{name}"
         choices = [field["const"]] if "const" in field else list(field.get("enum", []))
         yield FieldRow(path, _type(field, defs), name in required, field.get("description", ""), choices)
         yield from _rows(field, defs, f"{path}.")
         if field.get("type") == "array" and isinstance(field.get("items"), dict):
-            yield from _rows(_resolve(field["items"], defs), defs, f"{path}[].")
+            yield from _rows(resolve(field["items"], defs), defs, f"{path}[].")
 
 
 def field_reference() -> list[KindReference]:

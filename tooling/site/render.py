@@ -16,7 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from tooling.analysis import Analysis
-from tooling.analysis.incidents import IncidentView
+from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
 from tooling.site import charts
 from tooling.site.escape import link, md_inline
@@ -42,7 +42,7 @@ class RenderResult:
 
 
 def _tags(view: IncidentView) -> list[str]:
-    return [f"{facet}: {view.data[facet]}" for facet in ("run", "layer", "symptom", "severity", "status")]
+    return [f"{facet}: {view.data[facet]}" for facet in FACETS]
 
 
 class _Helpers:
@@ -83,7 +83,7 @@ class _Helpers:
 
 def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) -> dict[str, Any]:
     helpers = _Helpers(analysis, history, root)
-    return dict(a=analysis, tags=_tags, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
+    return dict(a=analysis, tags=_tags, facets=FACETS, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
                 history_note=helpers.history_note, kinds=field_reference(),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label="Incidents per week by layer"),

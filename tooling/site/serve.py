@@ -11,7 +11,7 @@ from typing import Callable
 
 from tooling.errors import UserError
 from tooling.records.kinds import RECORD_DIRS
-from tooling.records.validate import repository_files
+from tooling.records.layout import repository_files
 from tooling.site.build import render_site
 
 POLL_SECONDS = 0.25

@@ -1,0 +1,158 @@
+"""Every failure of the command line is one located line and an exact exit code, never a traceback."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from support import CORPUS, snapshot, tooling
+from tooling.commands import validate as validate_command
+from tooling.main import main
+
+
+def test_an_unexpected_exception_is_one_line_naming_the_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    def broken(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("a bug in a command")
+
+    monkeypatch.setattr(validate_command, "run", broken)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    code = main(["--root", str(CORPUS), "validate"])
+    log = tmp_path / "cache" / "tooling" / "tooling.log"
+    assert code == 3
+    assert capsys.readouterr().err == (f"tooling: internal error: RuntimeError: 'a bug in a command'; "
+                                       f"the traceback is in {log} (please report it)\n")
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text and "RuntimeError: a bug in a command" in text
+
+
+def test_invalid_utf8_and_control_characters_in_arguments_are_usage_errors(repo: Path) -> None:
+    before = snapshot(repo)
+    args = [b"new-incident", b"--title", b"Bad \xff title", b"--run", b"demo-7b", b"--severity", b"sev2",
+            b"--symptom", b"hang"]
+    result = subprocess.run([sys.executable, "-m", "tooling", *args], cwd=repo, capture_output=True, timeout=60)
+    assert (result.returncode, result.stderr) == (
+        2, b"tooling: error: argument 3 ('Bad '...): bytes that are not valid UTF-8; expected UTF-8 text\n")
+    result = tooling("new-incident", "--title", "NCCL\x85timeout", "--run", "demo-7b", "--severity", "sev2",
+                     "--symptom", "hang", cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        2, "tooling: error: argument 3 ('NCCL'...): character U+0085 (NEL, a C1 line break); expected printable text\n")
+    assert snapshot(repo) == before
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A repository on a 256 KiB tmpfs of its own (root only), unmounted afterwards."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        for folder in ("incidents", "runbooks"):
+            subprocess.run(["cp", "-r", str(CORPUS / folder), str(mount)], check=True)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+COMMANDS = {
+    "new-incident": (["new-incident", "--title", "Loss spiked at step 900", "--run", "demo-7b", "--severity",
+                      "sev3", "--symptom", "divergence"], "incidents/INC-0003.yaml"),
+    "set": (["set", "INC-0002", "root_cause=a flaky switch port"], "incidents/INC-0002.yaml"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_full_disk_is_one_line_naming_the_file_and_changes_nothing(small_disk: Path, command: str) -> None:
+    _fill(small_disk)
+    before = snapshot(small_disk)
+    args, target = COMMANDS[command]
+    result = tooling(*args, cwd=small_disk)
+    assert (result.returncode, result.stderr) == (
+        1, f"tooling: error: {target}: no space left on device; free some space and run it again "
+           "(nothing was changed)\n")
+    assert snapshot(small_disk) == before  # no temporary file left behind either
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_read_only_repository_is_one_line_and_changes_nothing(small_disk: Path, command: str) -> None:
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    before = snapshot(small_disk)
+    args, target = COMMANDS[command]
+    result = tooling(*args, cwd=small_disk)
+    assert result.returncode == 1
+    assert result.stderr.endswith(": read-only file system; run it where the repository is writable\n")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert snapshot(small_disk) == before
+
+
+def _fill(folder: Path) -> None:
+    """Fill the file system until a write fails, so that the next write cannot succeed."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+DUMP_ERRORS = [
+    ("missing.json", None, "missing.json: no such file; expected a saved py-spy dump"),
+    ("binary.json", b"\x7fELF\x02\x01\x01\x00\xff\xfe", "binary.json: invalid UTF-8 at byte 8; expected the text "
+                                                        "or --json output of py-spy dump"),
+    ("torn.json", b'[{"pid": 1,\n  "frames": [', "torn.json:2:14: invalid JSON (Expecting value); expected the "
+                                                  "text or --json output of py-spy dump"),
+    ("object.json", b'{"pid": 1}', "object.json: no thread with Python frames; expected the text or --json "
+                                   "output of py-spy dump"),
+    ("frames.json", b'[{"pid": 1, "os_thread_id": 1, "frames": [{"name": "f"}]}]',
+     "frames.json:1:1: a frame without name, filename and line; expected the text or --json output of py-spy dump"),
+    ("/dev/null", None, "/dev/null: not a regular file; expected a saved py-spy dump"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", DUMP_ERRORS, ids=[d[0] for d in DUMP_ERRORS])
+def test_stacks_refuses_what_is_not_a_dump(tmp_path: Path, name: str, content: bytes | None, message: str) -> None:
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    result = tooling("stacks", "--dumps", name, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"tooling: error: {message}\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["stacks", "--pids", "-5"], "tooling stacks: error: argument --pids: expected a whole number >= 1 but "
+                                 "received: '-5'"),
+    (["stacks", "--pids", "0"], "tooling stacks: error: argument --pids: expected a whole number >= 1 but "
+                                "received: '0'"),
+    (["triage", "hang", "--timeout", "nan"], "tooling triage: error: argument --timeout: expected seconds between "
+                                             "0 and 3600 but received: 'nan'"),
+    (["--now", "yesterday", "validate"], "tooling: error: argument --now: expected a timestamp such as "
+                                         "2026-11-29T12:00:00+00:00 but received: 'yesterday'"),
+])
+def test_bad_numbers_stop_at_the_command_line(tmp_path: Path, args: list[str], message: str) -> None:
+    result = tooling(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == message
+
+
+def test_drafting_for_an_unknown_run_names_the_option_it_came_from(repo: Path) -> None:
+    dumps = sorted(str(p) for p in (CORPUS / "stacks").iterdir())
+    result = tooling("stacks", "--dumps", *dumps, "--incident", "demo-99b", cwd=repo)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "tooling: error: --incident: Expected one of: ['demo-7b'] but received: 'demo-99b'\n"
+
+
+def test_a_ladder_without_steps_is_a_located_error(repo: Path) -> None:
+    ladder = repo / "runbooks" / "ladders" / "hang.yaml"
+    ladder.write_text("\n".join(line for line in ladder.read_text().splitlines() if not line.startswith(" "))
+                      .replace("steps:", "") + "\n")
+    result = tooling("triage", "hang", cwd=repo)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == ("tooling: error: the hang ladder does not validate:\n"
+                             "runbooks/ladders/hang.yaml:1:1: [missing-field] missing required field 'steps'\n")

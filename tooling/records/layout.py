@@ -1,0 +1,124 @@
+"""Where records live on disk: the repository root, its record folders, files and ids.
+
+The one module that knows which folder holds which kind, what counts as a record file
+(``.yaml``, or ``.yml`` as people also write it; never a hidden file) and how an id typed on
+the command line becomes a path. Every command finds records through it.
+"""
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from tooling.errors import UsageError, UserError
+from tooling.records.findings import excerpt
+from tooling.records.kinds import KINDS, RECORD_DIRS
+from tooling.records.schema import field_spec
+
+SUFFIXES = (".yaml", ".yml")  # tooling writes .yaml; both are read
+_MARKERS = ("mkdocs.yml", *RECORD_DIRS)
+
+
+def record_stem(name: str) -> str | None:
+    """The id part of a record file name, or None when the name is not a record file's."""
+    if name.startswith("."):
+        return None
+    for suffix in SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def find_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` that holds mkdocs.yml or a records folder."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in _MARKERS):
+            return folder
+    return here
+
+
+def record_dirs(root: Path) -> list[Path]:
+    """The record folders that exist under ``root``."""
+    return [root / d for d in RECORD_DIRS if (root / d).is_dir()]
+
+
+def _walk(folder: Path) -> list[str]:
+    found = []
+    for parent, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(parent, n) for n in sorted(names) if record_stem(n) is not None)
+    return found
+
+
+def record_files(paths: Iterable[Path]) -> list[str]:
+    """Record files named by ``paths`` (files, or folders walked for record files), once each."""
+    files: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(_walk(path))
+        elif path.is_file():
+            files.append(str(path))
+        elif os.path.lexists(path):
+            raise UsageError(f"{path}: not a regular file or folder; expected a record file or a folder of them")
+        else:
+            raise UsageError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(files))
+
+
+def repository_files(root: Path) -> list[str]:
+    return record_files(record_dirs(root))
+
+
+@lru_cache(maxsize=None)
+def id_pattern(kind: str) -> re.Pattern[str]:
+    """The kind's id pattern, as its schema states it."""
+    return re.compile(field_spec(kind, "id")["pattern"])
+
+
+def kinds_of(record_id: str) -> list[str]:
+    """The kinds whose id pattern ``record_id`` matches, most specific (prefixed) first."""
+    matching = [k for k in KINDS.values() if id_pattern(k.name).match(record_id)]
+    return [k.name for k in sorted(matching, key=lambda k: not k.id_prefix)]
+
+
+def ids(root: Path, kind: str) -> list[str]:
+    """Ids of the ``kind`` records that exist, by file name."""
+    folder = root / KINDS[kind].directory
+    if not folder.is_dir():
+        return []
+    pattern = id_pattern(kind)
+    stems = (record_stem(p.name) for p in folder.iterdir() if p.is_file())
+    return sorted({s for s in stems if s is not None and pattern.match(s)})
+
+
+def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -> Path:
+    """The file of the record ``record_id``; never a path outside the repository.
+
+    The id must look like an id (so ``../x`` or ``/etc/x`` never become paths), and a
+    symbolic link is followed only when its target is inside ``root``.
+    """
+    allowed = list(kinds) if kinds is not None else list(KINDS)
+    candidates = [k for k in kinds_of(record_id) if k in allowed]
+    if not candidates:
+        examples = {"incident": "INC-0042", "postmortem": "PM-0007", "run": "demo-7b", "ladder": "hang",
+                    "stack": "stack"}
+        raise UsageError(f"expected a record id such as {', '.join(examples[k] for k in allowed)} "
+                         f"but received: {excerpt(record_id)}")
+    for kind in candidates:
+        for suffix in SUFFIXES:
+            path = root / KINDS[kind].directory / f"{record_id}{suffix}"
+            if path.is_file():
+                return _inside(root, path)
+    raise UserError(f"no record with id {excerpt(record_id)} under {root}")
+
+
+def _inside(root: Path, path: Path) -> Path:
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(Path(os.path.realpath(root))):
+        raise UserError(f"{path}: a symbolic link to a file outside the repository; "
+                        "expected the record itself (tooling does not edit files outside the repository)")
+    return path
+
