@@ -156,10 +156,10 @@ def _seconds(text: str) -> float:
 def _check_text(argv: Sequence[str]) -> None:
     """Arguments hold text a record may hold: invalid UTF-8 or a control character is refused
     here, before it can reach a file (where YAML would mangle it or refuse it)."""
-    from tooling.records.load import invalid_character
+    from tooling.records.characters import first_bad
 
     for number, arg in enumerate(argv, 1):
-        bad = invalid_character(arg)
+        bad = first_bad(arg)
         if bad is not None:
             index, message = bad
             if "surrogate" in message:

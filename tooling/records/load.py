@@ -17,21 +17,12 @@ from typing import Any, Sequence
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from tooling.records.characters import ESCAPES, first_bad
 from tooling.records.findings import Finding, excerpt
 
 MAX_FILE_BYTES = 1 << 20  # a record is a page of text; anything larger is a mistake or an attack
 MAX_EXPANDED_NODES = 100_000  # alias expansion bound ("billion laughs")
 MAX_INTEGER = 2**63 - 1  # what any consumer (JSON, numpy, a database) holds; more is a typo or an attack
-
-# Characters no record has a use for, and that YAML or a terminal would mangle: C0 controls
-# but tab, line feed and carriage return; DEL and the C1 controls (NEL among them, which YAML
-# silently reads as a line break); the Unicode line and paragraph separators; noncharacters;
-# lone surrogates. Tabs have their own rule (tab-character).
-_BAD_CHARS = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ufdd0-\ufdef\ufffe\uffff\ud800-\udfff"
-    + "".join(rf"\U{plane:04x}fffe\U{plane:04x}ffff" for plane in range(1, 17)) + "]")
-_CHAR_NAMES = {0x00: "NUL", 0x1B: "ESC", 0x7F: "DEL", 0x85: "NEL, a C1 line break",
-               0x2028: "LINE SEPARATOR", 0x2029: "PARAGRAPH SEPARATOR"}
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
@@ -175,24 +166,9 @@ def _read_regular(path: str) -> bytes | Finding:
             return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
 
 
-def invalid_character(text: str) -> tuple[int, str] | None:
-    """(index, message) of the first character no record may hold, or None."""
-    bad = _BAD_CHARS.search(text)
-    return (bad.start(), _char_message(ord(bad.group(0)))) if bad else None
-
-
 def _character_finding(path: str, text: str) -> Finding | None:
-    bad = _BAD_CHARS.search(text)
-    if bad is None:
-        return None
-    code = ord(bad.group(0))
-    return Finding(path, *_at(text, bad.start()), "invalid-character", _char_message(code))
-
-
-def _char_message(code: int) -> str:
-    name = _CHAR_NAMES.get(code) or ("a control character" if code < 0xA0 else
-                                     "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "a noncharacter")
-    return f"character U+{code:04X} ({name}); expected printable text"
+    bad = first_bad(text)
+    return Finding(path, *_at(text, bad[0]), "invalid-character", bad[1]) if bad else None
 
 
 def read_text(path: str) -> tuple[str | None, Finding | None]:
@@ -223,9 +199,12 @@ def read_text(path: str) -> tuple[str | None, Finding | None]:
 
 
 def parse_text(path: str, text: str) -> Loaded:
+    """The record in ``text`` (read from ``path``), or the findings that stop it."""
     bad = _character_finding(path, text)
-    if bad is not None:
-        return Loaded(path, findings=[bad])
+    return Loaded(path, findings=[bad]) if bad is not None else _parse(path, text)
+
+
+def _parse(path: str, text: str) -> Loaded:
     loader = _RecordLoader(text)
     try:
         root = loader.get_single_node()
@@ -235,7 +214,7 @@ def parse_text(path: str, text: str) -> Loaded:
         if "&" in text and "*" in text:
             _check_alias_expansion(root)
         data = loader.construct_document(root)
-        if "\\" in text:  # a double-quoted escape ("\e", "\x85") can spell any character
+        if "\\" in text and ESCAPES.search(text):  # a double-quoted "\e" or "\x85" spells a bad character
             _check_escaped(data, root)
         return Loaded(path, data=data, node=root)
     except yaml.MarkedYAMLError as exc:
@@ -274,10 +253,9 @@ def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
 def _check_escaped(data: Any, node: Node) -> None:
     """Strings built from escapes are held to the same characters as the file's own text."""
     if isinstance(node, ScalarNode) and isinstance(data, str):
-        bad = _BAD_CHARS.search(data)
+        bad = first_bad(data)
         if bad is not None:
-            raise InvalidCharacterError(problem=f"escaped {_char_message(ord(bad.group(0)))}",
-                                        problem_mark=node.start_mark)
+            raise InvalidCharacterError(problem=f"escaped {bad[1]}", problem_mark=node.start_mark)
     elif isinstance(node, SequenceNode) and isinstance(data, list):
         for child, value in zip(node.value, data):
             _check_escaped(value, child)
@@ -294,14 +272,18 @@ def load_file(path: str) -> Loaded:
     if problem is not None:
         return Loaded(path, findings=[problem])
     assert text is not None
-    loaded = parse_text(path, text)
+    loaded = _parse(path, text)  # read_text has checked the characters
+    global _LAST
     if key is not None and loaded.node is not None:
-        _remember(key, loaded.node)  # findings about this file are located without parsing it again
+        _LAST = (key, loaded.node)  # findings about this file are located without parsing it again
     return loaded
 
 
+# The file loaded last (findings about it follow at once), and a few composed on demand. Only
+# one tree is kept from loading: keeping more makes every garbage collection slower.
+_LAST: tuple[tuple[str, int, int], Node] | None = None
 _NODES: OrderedDict[tuple[str, int, int], Node | None] = OrderedDict()
-_NODES_KEPT = 256
+_NODES_KEPT = 64
 
 
 def _stat_key(path: str) -> tuple[str, int, int] | None:
@@ -321,6 +303,8 @@ def _remember(key: tuple[str, int, int], node: Node | None) -> None:
 
 
 def _compose(key: tuple[str, int, int]) -> Node | None:
+    if _LAST is not None and _LAST[0] == key:
+        return _LAST[1]
     if key not in _NODES:
         text, problem = read_text(key[0])
         _remember(key, None if problem is not None or text is None else yaml.compose(text, Loader=_RecordLoader))
