@@ -12,6 +12,7 @@ import pytest
 from support import CORPUS, snapshot, tooling
 from tooling.commands import validate as validate_command
 from tooling.main import main
+from tooling.records.load import load_file
 
 
 def test_an_unexpected_exception_is_one_line_naming_the_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -134,6 +135,10 @@ def test_stacks_refuses_what_is_not_a_dump(tmp_path: Path, name: str, content: b
                                              "0 and 3600 but received: 'nan'"),
     (["--now", "yesterday", "validate"], "tooling: error: argument --now: expected a timestamp such as "
                                          "2026-11-29T12:00:00+00:00 but received: 'yesterday'"),
+    (["serve", "--dev-addr", "nonsense"], "tooling serve: error: argument --dev-addr: expected host:port such as "
+                                          "127.0.0.1:8000 but received: 'nonsense'"),
+    (["publish", "../x"], "tooling publish: error: argument version: expected a version name of letters, digits, "
+                          "dots and dashes such as 0.3 or 2026-11-29 but received: '../x'"),
 ])
 def test_bad_numbers_stop_at_the_command_line(tmp_path: Path, args: list[str], message: str) -> None:
     result = tooling(*args, cwd=tmp_path)
@@ -156,3 +161,19 @@ def test_a_ladder_without_steps_is_a_located_error(repo: Path) -> None:
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == ("tooling: error: the hang ladder does not validate:\n"
                              "runbooks/ladders/hang.yaml:1:1: [missing-field] missing required field 'steps'\n")
+
+
+def test_set_addresses_list_items_by_number(repo: Path) -> None:
+    path = repo / "runbooks" / "runs" / "demo-7b.yaml"
+    before = snapshot(repo)
+    result = tooling("set", "demo-7b", "oncall.shifts.99.person=ana", cwd=repo)
+    shifts = len(load_file(str(path)).data["oncall"]["shifts"])
+    assert (result.returncode, result.stderr) == (
+        2, f"tooling: error: 'oncall.shifts.99.person': expected an item number from 0 to {shifts - 1} "
+           "but received: '99'\n")
+    result = tooling("set", "demo-7b", "title.x=y", cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        2, "tooling: error: 'title.x': 'x' is inside a value that is neither a mapping nor a list\n")
+    assert snapshot(repo) == before
+    assert tooling("set", "demo-7b", "oncall.shifts.0.person=zed", cwd=repo).returncode == 0
+    assert load_file(str(path)).data["oncall"]["shifts"][0]["person"] == "zed"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -70,11 +71,11 @@ def _site(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
     build.add_argument("--render-only", action="store_true", help="only write docs/generated/, skip mkdocs")
 
     serve = sub.add_parser("serve", parents=[common], help="build, serve with live reload, re-render when a record changes")
-    serve.add_argument("--dev-addr", default="127.0.0.1:8000", help="host:port (default: %(default)s)")
+    serve.add_argument("--dev-addr", default="127.0.0.1:8000", type=_address, help="host:port (default: %(default)s)")
 
     publish = sub.add_parser("publish", parents=[common], help="deploy a version of the site with mike (gh-pages branch)")
-    publish.add_argument("version", help="version name, e.g. 0.3 or 2026-11-29")
-    publish.add_argument("--alias", default="latest", help="alias to point at it (default: %(default)s)")
+    publish.add_argument("version", type=_version, help="version name, e.g. 0.3 or 2026-11-29")
+    publish.add_argument("--alias", default="latest", type=_version, help="alias to point at it (default: %(default)s)")
     publish.add_argument("--branch", default="gh-pages", help="branch holding the versions (default: %(default)s)")
     publish.add_argument("--push", action="store_true", help="push the branch to its remote")
     publish.add_argument("--no-set-default", dest="set_default", action="store_false",
@@ -125,6 +126,21 @@ def _timestamp(text: str) -> datetime:
     if when.tzinfo is None:
         raise argparse.ArgumentTypeError(f"expected a timestamp with a timezone offset but received: {text!r}")
     return when
+
+
+def _address(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected host:port such as 127.0.0.1:8000 but received: {text!r}")
+    return text
+
+
+def _version(text: str) -> str:
+    # mike makes it a folder of the gh-pages branch: a plain name, never a path
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", text):
+        raise argparse.ArgumentTypeError("expected a version name of letters, digits, dots and dashes "
+                                         f"such as 0.3 or 2026-11-29 but received: {text!r}")
+    return text
 
 
 def _natural(text: str) -> int:

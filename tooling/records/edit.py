@@ -68,12 +68,28 @@ def _assign(document: Any, keys: list[str], value: Any) -> None:
         return
     node = document
     for key in keys[:-1]:
-        if key not in node:
+        if isinstance(node, dict) and key not in node:
             node[key] = {}
-        node = node[key]
-        if not isinstance(node, dict):
-            raise UsageError(f"{excerpt('.'.join(keys))}: {excerpt(key)} is not a mapping")
-    node[keys[-1]] = value
+        node = node[_slot(node, key, keys)]
+    slot = _slot(node, keys[-1], keys, appending=True)
+    if isinstance(node, list) and slot == len(node):
+        node.append(value)
+    else:
+        node[slot] = value
+
+
+def _slot(node: Any, key: str, keys: list[str], *, appending: bool = False) -> Any:
+    """``key`` as an index into ``node``: a field of a mapping, a number for a list item
+    (one past the end appends)."""
+    if isinstance(node, dict):
+        return key
+    where = excerpt(".".join(keys))
+    if isinstance(node, list):
+        if not key.isdigit() or int(key) > len(node) - (0 if appending else 1):
+            raise UsageError(f"{where}: expected an item number from 0 to {len(node) - (0 if appending else 1)} "
+                             f"but received: {excerpt(key)}")
+        return int(key)
+    raise UsageError(f"{where}: {excerpt(key)} is inside a value that is neither a mapping nor a list")
 
 
 def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> str:
