@@ -70,7 +70,7 @@ def test_set_refuses_an_edit_that_breaks_the_record(repo: Path) -> None:
                              "expected resolved_at\n")
     result = tooling("set", "INC-0003", "severity=critical", cwd=repo)
     assert result.stderr == (f"tooling: error: {path}: not changed, the edit would make it invalid: "
-                             "[invalid-value] Expected one of: ['sev1', 'sev2', 'sev3', 'sev4'] but "
+                             "[invalid-value] Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] but "
                              "received: 'critical'\n")
     assert snapshot(repo) == before
 

@@ -50,7 +50,7 @@ def test_new_incident_rejects_a_bad_value_and_writes_nothing(repo: Path) -> None
     result = tooling(*args, cwd=repo)
     assert result.returncode == 2
     assert result.stderr == ("tooling: error: --severity: Expected one of: ['sev1', 'sev2', 'sev3', "
-                             "'sev4'] but received: 'critical'\n")
+                             "'sev4', 'unknown'] but received: 'critical'\n")
     assert snapshot(repo) == before
 
 
@@ -65,8 +65,8 @@ def test_new_incident_rejects_a_timestamp_without_offset(repo: Path) -> None:
     args = [a if not a.startswith("2026-11-29T") else "2026-11-29 02:47" for a in INCIDENT]
     result = tooling(*args, cwd=repo)
     assert (result.returncode, result.stderr) == (
-        2, "tooling: error: --detected-at: expected a timestamp with a timezone offset, such as "
-           "2026-03-14T02:47:00+00:00 but received: '2026-11-29 02:47'\n")
+        2, "tooling: error: --detected-at: expected a timestamp with a timezone offset (2026-03-14T02:47:00+00:00), "
+           "or as much of a date as is known: 2026-03-14, 2026-03 or 2026 but received: '2026-11-29 02:47'\n")
 
 
 def test_twenty_concurrent_new_incidents_give_twenty_distinct_valid_files(repo: Path) -> None:
@@ -93,10 +93,10 @@ def test_new_incident_prompts_on_a_terminal(repo: Path) -> None:
     child.sendline("Loss went NaN after the LR warmup change")
     child.expect_exact("Training run [demo-7b] (default: demo-7b): ")
     child.sendline("")
-    child.expect_exact("Severity [sev1/sev2/sev3/sev4]: ")
+    child.expect_exact("Severity [sev1/sev2/sev3/sev4/unknown]: ")
     child.sendline("urgent")
-    child.expect_exact("Expected one of: ['sev1', 'sev2', 'sev3', 'sev4'] but received: 'urgent'")
-    child.expect_exact("Severity [sev1/sev2/sev3/sev4]: ")
+    child.expect_exact("Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] but received: 'urgent'")
+    child.expect_exact("Severity [sev1/sev2/sev3/sev4/unknown]: ")
     child.sendline("sev2")
     child.expect_exact("Symptom [")
     child.sendline("nan")

@@ -29,7 +29,7 @@ def test_shipped_hook_flags_a_broken_record_in_another_repository(tmp_path: Path
                          cwd=other, home=tmp_path / "cache")
     assert result.returncode == 1, result.stdout + result.stderr
     assert ("incidents/INC-0100.yaml:6:11: [invalid-value] Expected one of: ['sev1', 'sev2', "
-            "'sev3', 'sev4'] but received: 'critical'\n") in result.stdout
+            "'sev3', 'sev4', 'unknown'] but received: 'critical'\n") in result.stdout
     assert "3 files checked: 1 error, 0 warnings" in result.stdout
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tooling.analysis.view import RecordView
-from tooling.records.model import Record, parse_time
+from tooling.records.model import Record, parse_time, precision
 
 
 # The fields the incident log is tagged and filtered by, and the trends count.
@@ -27,11 +27,33 @@ class IncidentView(RecordView):
 
     @property
     def time_to_detect(self) -> timedelta | None:
-        return self.detected - self.started if self.started else None
+        exact = self.started and self._exact("detected_at") and self._exact("started_at", "timeline")
+        return self.detected - self.started if exact and self.started else None
 
     @property
     def time_to_resolve(self) -> timedelta | None:
-        return self.resolved - self.detected if self.resolved else None
+        exact = self.resolved and self._exact("detected_at") and self._exact("resolved_at")
+        return self.resolved - self.detected if exact and self.resolved else None
+
+    def _exact(self, field: str, fallback: str | None = None) -> bool:
+        """Durations only between timestamps: 2022-06 minus 2022-05 says nothing in hours."""
+        if field in self.data:
+            return precision(self.data[field]) == "time"
+        return fallback is not None  # a start taken from the timeline is checked there
+
+    @property
+    def occurrences(self) -> int:
+        """How many failures this record stands for (a summary of a recurring problem: more than 1)."""
+        return int(self.data.get("occurrences", 1))
+
+    def facet(self, name: str) -> str:
+        """The incident's value for one of FACETS (its run, or its cluster for the run facet)."""
+        return self.where if name == "run" else str(self.data[name])
+
+    @property
+    def where(self) -> str:
+        """The run it hit, or the cluster for an incident of scope cluster."""
+        return str(self.data.get("run") or f"cluster {self.data.get('cluster', '?')}")
 
     @property
     def gpu_hours_lost(self) -> float:
@@ -42,7 +64,8 @@ def _started(data: dict[str, Any], detected: datetime) -> datetime | None:
     """When the failure began: started_at, else the earliest timeline entry before detection."""
     if "started_at" in data:
         return parse_time(data["started_at"])
-    times = [t for e in data.get("timeline", []) if (t := parse_time(e.get("at"))) and t < detected]
+    times = [t for e in data.get("timeline", []) if precision(e.get("at")) == "time"
+             and (t := parse_time(e.get("at"))) and t < detected]
     return min(times) if times else None
 
 

@@ -78,7 +78,7 @@ def run_cards(records: list[Record], incidents: list[IncidentView], *, now: date
             oncall_now=current, oncall_next=upcoming,
             known_issues=[(item, by_id.get(item["incident"])) for item in record.data.get("known_issues", [])],
             open_incidents=[v for v in incidents
-                            if v.data["run"] == record.id and v.data["status"] != "resolved"],
+                            if v.data.get("run") == record.id and v.data["status"] != "resolved"],
             budget=compute(record.data["budget"], rotation_size=len(rotation(record.data)))
             if "budget" in record.data else None))
     return cards

@@ -66,6 +66,5 @@ def trends(incidents: list[IncidentView]) -> Trends:
             per_week[view.data["layer"]][week] += 1
     layers = sorted((_times(layer, views) for layer, views in by_layer.items()),
                     key=lambda t: (-t.gpu_hours, t.layer))
-    facets = {name: Counter(v.data[name] for v in incidents)
-              for name in FACETS}
+    facets = {name: Counter(v.facet(name) for v in incidents) for name in FACETS}
     return Trends(weeks, per_week, layers, _times("all layers", incidents), facets)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.load import locate
-from tooling.records.model import Record, parse_time
+from tooling.records.model import Record, parse_time, same_or_later
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
 
 Keys = list[str | int]
@@ -49,7 +49,8 @@ def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
     """(where, kind it must name, value) for every reference a record makes."""
     data = record.data
     if record.kind == "incident":
-        yield ["run"], "run", data.get("run")
+        if "run" in data:  # an incident of scope cluster names a cluster instead
+            yield ["run"], "run", data["run"]
         if "repeat_of" in data:
             yield ["repeat_of"], "incident", data["repeat_of"]
         for field in ("related", "not_repeat_of"):
@@ -80,8 +81,7 @@ def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
 def _ordered(record: Record, pairs: list[tuple[Keys, Keys]]) -> Iterator[Finding]:
     for earlier_keys, later_keys in pairs:
         earlier, later = _value(record.data, earlier_keys), _value(record.data, later_keys)
-        t0, t1 = parse_time(earlier), parse_time(later)
-        if t0 is not None and t1 is not None and t1 < t0:
+        if same_or_later(earlier, later) is False:
             yield _at(record, later_keys, "time-order",
                       f"{_name(later_keys)} {later} is before {_name(earlier_keys)} {earlier}; "
                       f"expected it at or after")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,42 @@ class Record:
         return self.data.get(key, default)
 
 
-def parse_time(text: Any) -> datetime | None:
-    """An aware datetime from a schema-checked timestamp or date string; None if not real."""
-    if not isinstance(text, str):
+PRECISIONS = ("year", "month", "day", "time")
+
+
+def precision(text: Any) -> str | None:
+    """How much of a point in time ``text`` gives: year (2022), month (2022-06), day
+    (2022-06-14) or time (a timestamp); None when it is not a date at all."""
+    if not isinstance(text, str) or len(text) < 4 or not text[:4].isdigit():
         return None
+    return {4: "year", 7: "month", 10: "day"}.get(len(text), "time")
+
+
+def parse_time(text: Any) -> datetime | None:
+    """An aware datetime from a schema-checked timestamp or (partial) date; None if not real.
+
+    A partial date stands for the start of its period, in UTC: 2022-06 is 2022-06-01T00:00Z.
+    """
+    kind = precision(text)
+    if kind is None:
+        return None
+    padded = {"year": f"{text}-01-01", "month": f"{text}-01"}.get(kind, text)
     try:
-        return datetime.fromisoformat(text.replace("z", "Z"))
+        when = datetime.fromisoformat(padded.replace("z", "Z"))
     except ValueError:
         return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def same_or_later(earlier: Any, later: Any) -> bool | None:
+    """Whether ``later`` is not before ``earlier``, compared at the coarser of their precisions
+    (2022-06 is not before 2022-06-14T10:00Z); None when either is not a date."""
+    t0, t1 = parse_time(earlier), parse_time(later)
+    p0, p1 = precision(earlier), precision(later)
+    if t0 is None or t1 is None or p0 is None or p1 is None:
+        return None
+    coarse = min(PRECISIONS.index(p0), PRECISIONS.index(p1))
+    if coarse == PRECISIONS.index("time"):
+        return t1 >= t0
+    width = (4, 7, 10)[coarse]
+    return t1.date().isoformat()[:width] >= t0.date().isoformat()[:width]

@@ -9,11 +9,13 @@ import jinja2
 from markupsafe import Markup
 
 from tooling.analysis.incidents import IncidentView
-from tooling.records.model import parse_time
+from tooling.records.model import parse_time, precision
 from tooling.site.escape import link, md_block, md_inline, meta_title, nav_label
 
 
 def dt(value: Any) -> str:
+    if isinstance(value, str) and precision(value) not in (None, "time"):
+        return value  # a partial date (2022-06) is shown as known, not as midnight of its first day
     when = value if isinstance(value, datetime) else parse_time(value)
     return when.strftime("%Y-%m-%d %H:%M %z").replace("+0000", "UTC") if when else str(value or "")
 

@@ -42,7 +42,7 @@ class RenderResult:
 
 
 def _tags(view: IncidentView) -> list[str]:
-    return [f"{facet}: {view.data[facet]}" for facet in FACETS]
+    return [f"{facet}: {view.facet(facet)}" for facet in FACETS]
 
 
 class _Helpers:
