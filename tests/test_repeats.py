@@ -13,7 +13,7 @@ from support import CORPUS, PROJECT, tooling
 from tooling.analysis import analyse
 from tooling.analysis.catalogue import suggest
 from tooling.analysis.repeats import group_ids
-from tooling.analysis.signatures import normalise
+from tooling.failures.signatures import normalise
 from tooling.records.model import Record
 from tooling.records.validate import validate
 

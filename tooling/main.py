@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--now", type=_timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_records, _site, _analyses, _diagnosis):
+    for add in (_records, _logs, _site, _analyses, _diagnosis):
         add(sub, common)
     return parser
 
@@ -48,6 +48,9 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                           help="affected rank (repeatable)")
     incident.add_argument("--detected-at", help="when it was noticed (default: now), e.g. 2026-03-14T02:47:00+00:00")
     incident.add_argument("--reported-by", help="who files it (default: $USER)")
+    incident.add_argument("--from-log", type=Path, metavar="FILE",
+                          help="fill signatures, failure mode, nodes, ranks and times from a log (dmesg, NCCL, "
+                               "SLURM output, tracebacks); one incident per distinct failure found")
 
     postmortem = sub.add_parser("new-postmortem", parents=[common], help="scaffold incidents/PM-NNNN.yaml for incidents")
     postmortem.add_argument("incidents", nargs="+", metavar="INCIDENT-ID")
@@ -63,6 +66,26 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
                       help="a field (dotted for nested) and a YAML value, e.g. status=resolved")
+
+
+def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    scan = sub.add_parser("scan", parents=[common], help="find failures in raw logs and draft one incident per distinct failure")
+    scan.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log files (- for standard input)")
+    scan.add_argument("--write", action="store_true", help="file the drafts as incidents (default: only show them)")
+    where = scan.add_mutually_exclusive_group()
+    where.add_argument("--run", help="the run the drafts belong to (runbooks/runs/<id>.yaml)")
+    where.add_argument("--cluster", help="file the drafts with scope cluster, under this cluster name")
+    scan.add_argument("--json", action="store_true", help="machine-readable output")
+
+    imports = sub.add_parser("import", parents=[common], help="bring a team's incident history in from CSV, JSONL or a markdown table")
+    imports.add_argument("file", type=Path, metavar="FILE")
+    imports.add_argument("--mapping", type=Path, metavar="MAP.yaml", help="which column is which field, and how values map")
+    imports.add_argument("--format", choices=["csv", "jsonl", "markdown"], help="(default: from the file name)")
+    imports.add_argument("--dry-run", action="store_true", help="report what would be written, write nothing")
+
+    export = sub.add_parser("export", parents=[common], help="write every incident as one JSON object per line")
+    export.add_argument("--jsonl", action="store_true", required=True, help="JSON Lines (the only format so far)")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="(default: standard output)")
 
 
 def _site(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from tooling.analysis.catalogue import Automation, suggest
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import PostmortemView
-from tooling.analysis.signatures import normalise
+from tooling.failures.signatures import normalise
 from tooling.analysis.similarity import Index
 
 

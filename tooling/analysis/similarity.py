@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from tooling.analysis.incidents import IncidentView
-from tooling.analysis.signatures import normalise
+from tooling.failures.signatures import normalise
 
 THRESHOLD = 0.3
 _WORD = re.compile(r"[a-z][a-z0-9_]+|xid \d+|errno \d+")

@@ -16,6 +16,7 @@ MODULES = {
     "validate": "validate", "new-incident": "new_incident", "new-postmortem": "new_postmortem",
     "new-run": "new_run", "set": "set_fields", "build": "build", "serve": "serve", "publish": "publish",
     "repeats": "repeats", "review": "review", "budget": "budget", "stacks": "stacks", "triage": "triage",
+    "scan": "scan", "import": "import_history", "export": "export",
 }
 
 

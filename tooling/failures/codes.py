@@ -1,0 +1,124 @@
+"""The codes a log line carries, whatever its format: what tells one failure from another.
+
+Xid numbers (``NVRM: Xid (PCI:0000:ca:00): 79, ...`` or ``Xid 79``), errno (``[Errno 28]``,
+``errno=122``, ``ENOSPC`` or its message ``No space left on device``), exit statuses
+(``exitcode: -9`` is the same as ``exit code 137``: killed by signal 9), signals, CUDA error
+names (``cudaErrorIllegalAddress``, ``CUDA error: an illegal memory access was encountered``,
+``CUBLAS_STATUS_EXECUTION_FAILED``), NCCL error names (``ncclRemoteError``) and the Python
+exception with the first words of its message.
+"""
+from __future__ import annotations
+
+import errno as errno_module
+import os
+import re
+import signal as signal_module
+from dataclasses import dataclass, field
+
+from tooling.failures.signatures import normalise
+
+_XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b", re.IGNORECASE)
+_ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|\b(E[A-Z]{2,12})\b", re.IGNORECASE)
+_EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitcode\s*[:=]?\s*(-?[0-9]{1,3})\b"
+                   r"|\bExitCode=([0-9]{1,3})\b|\bexited with (?:exit )?code\s*(-?[0-9]{1,3})\b", re.IGNORECASE)
+_SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
+_CUDA = re.compile(r"\b(cudaError[A-Za-z]+|CU(?:BLAS|DNN|FFT|SPARSE|SOLVER)_STATUS_[A-Z_]+|CUDA_ERROR_[A-Z_]+)\b"
+                   r"|CUDA error:\s*([a-z][a-z ,-]{3,80}?)(?:\s*$|\s*\(|\.|\n|;|CUDA kernel)", re.IGNORECASE)
+_NCCL = re.compile(r"\b(nccl(?:[A-Z][a-z]+)+(?:Error)?|ncclInvalid[A-Za-z]+)\b")
+_EXCEPTION = re.compile(r"(?:^|[\s\[(:])((?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt))"
+                        r"(?::\s*(.*))?")
+_WORD = re.compile(r"[a-z][a-z_]{2,}")
+_PLACEHOLDER = re.compile(r"<[a-z]+>")  # what the normaliser put where a path or an address was
+
+_BY_NAME = {name: number for number, name in errno_module.errorcode.items()}
+# the C library's message for each errno, as Python prints it: "No space left on device" -> 28
+_BY_MESSAGE = {os.strerror(n).lower(): n for n in errno_module.errorcode if os.strerror(n)
+               and not os.strerror(n).startswith("Unknown error")}
+_MESSAGES = re.compile("|".join(re.escape(m) for m in sorted(_BY_MESSAGE, key=len, reverse=True)), re.IGNORECASE)
+_SIGNALS = {s.name: int(s) for s in signal_module.Signals}
+
+
+@dataclass(frozen=True)
+class Codes:
+    xid: tuple[int, ...] = ()
+    errno: tuple[int, ...] = ()
+    exit: tuple[int, ...] = ()  # as a shell reports it: a death by signal N is 128 + N
+    signal: tuple[int, ...] = ()
+    cuda: tuple[str, ...] = ()
+    nccl: tuple[str, ...] = ()
+    exception: tuple[str, ...] = ()  # "RuntimeError: first words of the message"
+    all: tuple[str, ...] = field(default=(), compare=False)  # every code, as text, for explanations
+
+    def __bool__(self) -> bool:
+        return bool(self.xid or self.errno or self.exit or self.signal or self.cuda or self.nccl or self.exception)
+
+    def of(self, kind: str) -> tuple[str, ...]:
+        return tuple(str(v) for v in getattr(self, kind))
+
+
+def _unique(values: list) -> tuple:  # type: ignore[type-arg]
+    return tuple(dict.fromkeys(v for v in values if v is not None and v != ""))
+
+
+def _errnos(text: str) -> list[int]:
+    found = []
+    for match in _ERRNO.finditer(text):
+        number = match.group(1) or match.group(2)
+        name = match.group(3)
+        if number:
+            found.append(int(number))
+        elif name and name.upper() in _BY_NAME and name.isupper():
+            found.append(_BY_NAME[name.upper()])
+    found += [_BY_MESSAGE[m.group(0).lower()] for m in _MESSAGES.finditer(text)]
+    return found
+
+
+def _exits(text: str) -> list[int]:
+    found = []
+    for match in _EXIT.finditer(text):
+        value = int(next(g for g in match.groups() if g is not None))
+        found.append(128 - value if value < 0 else value)  # torchrun's exitcode -9 is the shell's 137
+    return found
+
+
+def _signals(text: str) -> list[int]:
+    found = []
+    for match in _SIGNAL.finditer(text):
+        name, number = match.groups()
+        if name in _SIGNALS:
+            found.append(_SIGNALS[name])
+        elif number:
+            found.append(int(number))
+    return found
+
+
+def message_words(text: str, limit: int = 8) -> str:
+    """The first words of an error message, without the numbers, paths and names that vary."""
+    return " ".join(_WORD.findall(_PLACEHOLDER.sub(" ", normalise(text)))[:limit])
+
+
+def _exceptions(text: str) -> list[str]:
+    found = []
+    for match in _EXCEPTION.finditer(text):
+        name = match.group(1).rsplit(".", 1)[-1]
+        words = message_words(match.group(2) or "")
+        found.append(f"{name}: {words}" if words else name)
+    return found
+
+
+def codes(text: str) -> Codes:
+    cuda = [m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]
+    values = {
+        "xid": _unique([int(m.group(1)) for m in _XID.finditer(text)]),
+        "errno": _unique(_errnos(text)),
+        "exit": _unique(_exits(text)),
+        "signal": _unique(_signals(text)),
+        "cuda": _unique(cuda),
+        "nccl": _unique([m.group(1) for m in _NCCL.finditer(text)]),
+        "exception": _unique(_exceptions(text)),
+    }
+    shown = [f"Xid {x}" for x in values["xid"]] + [f"errno {n} ({errno_module.errorcode.get(n, '?')})"
+                                                     for n in values["errno"]]
+    shown += [f"exit {n}" for n in values["exit"]] + [f"signal {n}" for n in values["signal"]]
+    shown += [*values["cuda"], *values["nccl"], *(e.split(":")[0] for e in values["exception"])]
+    return Codes(**values, all=tuple(dict.fromkeys(shown)))

@@ -1,0 +1,69 @@
+"""Many regular expressions against much text at once: Hyperscan where it is installed (a
+multi-pattern automaton, gigabytes a second), Python's ``re`` otherwise (one pattern after the
+other: the same answers, slower). Both report which patterns matched and where a match ends.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator, Sequence
+
+try:
+    import hyperscan
+except ImportError:  # not built for every platform: the re engine gives the same answers
+    hyperscan = None
+
+ENGINE = "hyperscan" if hyperscan is not None else "re"
+
+
+class Matcher:
+    """Patterns compiled once; :meth:`scan` yields ``(pattern index, end offset)`` of matches.
+
+    Patterns are matched case-insensitively, ``^`` and ``$`` at every line break. With
+    ``first_only`` each pattern is reported at most once per scanned text (enough to know a
+    short text matches).
+    """
+
+    def __init__(self, patterns: Sequence[str], *, first_only: bool = False) -> None:
+        self.patterns = list(patterns)
+        self.first_only = first_only
+        self._scan: Callable[[bytes], Iterator[tuple[int, int]]]
+        if hyperscan is not None and self.patterns:
+            self._scan = self._hyperscan()
+        else:
+            compiled = [re.compile(p.encode(), re.IGNORECASE | re.MULTILINE) for p in self.patterns]
+            self._scan = lambda data: self._python(compiled, data)
+
+    def scan(self, data: bytes) -> Iterator[tuple[int, int]]:
+        return self._scan(data)
+
+    def matching(self, text: str) -> list[int]:
+        """Indexes of the patterns that match ``text``, in pattern order."""
+        return sorted({index for index, _ in self.scan(text.encode("utf-8", "surrogateescape"))})
+
+    def _python(self, compiled: list[re.Pattern[bytes]], data: bytes) -> Iterator[tuple[int, int]]:
+        for index, pattern in enumerate(compiled):
+            if self.first_only:
+                found = pattern.search(data)
+                if found:
+                    yield index, found.end()
+            else:
+                for found in pattern.finditer(data):
+                    yield index, found.end()
+
+    def _hyperscan(self) -> Callable[[bytes], Iterator[tuple[int, int]]]:
+        assert hyperscan is not None
+        flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+        if self.first_only:
+            flags |= hyperscan.HS_FLAG_SINGLEMATCH
+        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        database.compile(expressions=[p.encode() for p in self.patterns], ids=list(range(len(self.patterns))),
+                         elements=len(self.patterns), flags=[flags] * len(self.patterns))
+        scratch = hyperscan.Scratch(database)
+
+        def scan(data: bytes) -> Iterator[tuple[int, int]]:
+            hits: list[tuple[int, int]] = []
+            database.scan(data, match_event_handler=lambda i, start, end, f, c: hits.append((i, end)),
+                          scratch=scratch)
+            return iter(hits)
+
+        return scan
