@@ -61,16 +61,23 @@ def require_run(root: Path, run: str) -> None:
         raise FieldError([("run", f"Expected one of: {runs} but received: {excerpt(run)}")])
 
 
-def new_incident(*, root: Path, now: datetime, title: str, run: str, severity: str, symptom: str,
+def new_incident(*, root: Path, now: datetime, title: str, run: str | None, severity: str, symptom: str,
                  layer: str = "unknown", signatures: list[str] | None = None,
                  nodes: list[str] | None = None, ranks: list[int] | None = None,
                  detected_at: str | None = None, reported_by: str | None = None,
-                 actions: list[str] | None = None, findings: list[str] | None = None) -> Path:
-    """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection."""
-    require_run(root, run)
+                 actions: list[str] | None = None, findings: list[str] | None = None,
+                 extra: dict[str, Any] | None = None) -> Path:
+    """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection.
+
+    ``extra`` holds any other schema fields (failure_mode, keywords, notes, scope and cluster,
+    status with resolved_at, occurrences, impact, links): they override the defaults.
+    """
+    extra = dict(extra or {})
+    if extra.get("scope") != "cluster":
+        require_run(root, run or "")
     detected = detected_at or stamp(now)
     values: dict[str, Any] = {
-        "kind": "incident", "id": "INC-0000", "title": title, "run": run, "status": "open",
+        "kind": "incident", "id": "INC-0000", "title": title, "status": "open",
         "severity": severity, "symptom": symptom, "layer": layer,
         "signatures": signatures or [], "nodes": nodes or [], "ranks": ranks or [],
         "reported_by": reported_by or user(), "detected_at": detected,
@@ -79,7 +86,10 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str, severity: s
         "impact": {"gpu_hours_lost": 0, "steps_lost": 0}, "actions": list(actions or []), "root_cause": "",
         "links": [], "tags": [],
     }
-    _check_values("incident", values, INCIDENT_FIELDS)
+    if run is not None:
+        values["run"] = run
+    values.update(extra)
+    _check_values("incident", values, (*INCIDENT_FIELDS, *extra))
     if parse_time(detected) is None:
         raise FieldError([("detected_at", f"{excerpt(detected)} is not a real date and time")])
     return _create_numbered("incident", values, root / KINDS["incident"].directory)
