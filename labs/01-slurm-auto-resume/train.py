@@ -21,23 +21,28 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-import torch.distributed as dist
-
-from tooling.resilience.checkpoint import CheckpointManager
-from tooling.resilience.ranks import any_rank, shutdown
-
-TOTAL_STEPS = 400
-CKPT_EVERY = 20  # steps; at most this many are trained twice after a hard kill
-STEP_SECONDS = 0.02
-SEED = 0
-
 stop_requested = False
 
 
 def on_usr1(signum: int, frame: object) -> None:
     global stop_requested
     stop_requested = True  # only a flag: saving inside a signal handler could interrupt a half-done step
+
+
+# Installed before torch is imported, which takes seconds on a busy node: a USR1 arriving during
+# the import would otherwise end the process (the default action) instead of asking it to save.
+signal.signal(signal.SIGUSR1, on_usr1)
+
+import torch  # noqa: E402  (after the handler, on purpose)
+import torch.distributed as dist  # noqa: E402
+
+from tooling.resilience.checkpoint import CheckpointManager  # noqa: E402
+from tooling.resilience.ranks import any_rank, shutdown  # noqa: E402
+
+TOTAL_STEPS = 400
+CKPT_EVERY = 20  # steps; at most this many are trained twice after a hard kill
+STEP_SECONDS = 0.02
+SEED = 0
 
 
 def main() -> int:
@@ -48,7 +53,6 @@ def main() -> int:
     parser.add_argument("--step-seconds", type=float, default=STEP_SECONDS)
     parser.add_argument("--requeue", action="store_true", help="on USR1, rank 0 requeues this SLURM job")
     args = parser.parse_args()
-    signal.signal(signal.SIGUSR1, on_usr1)
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return train(args, rank=0)
     dist.init_process_group("gloo")
