@@ -53,16 +53,50 @@ def _incident(n: int, **fields: Any) -> Record:
     return Record(f"incidents/INC-{n:04d}.yaml", data)
 
 
-def test_grouping_by_fingerprint_layer_and_explicit_links() -> None:
+def _groups(records: list[Record]) -> list[list[str]]:
+    return [[v.id for v in g] for g in group_ids(analyse(records, now=NOW).incidents)]
+
+
+def test_one_failure_mode_groups_whatever_the_layer_and_the_line_shape() -> None:
     records = [
-        _incident(1, signatures=["NCCL WARN Timeout at work 1 on node001"]),
-        _incident(2, signatures=["NCCL WARN Timeout at work 2 on node002", "something else"]),
-        _incident(3, signatures=["NCCL WARN Timeout at work 3 on node003"], layer="network-fabric"),
-        _incident(4, repeat_of="INC-0003"),  # no signature: the link alone groups it
-        _incident(5, signatures=["something else"], symptom="crash"),
+        _incident(1, signatures=["NVRM: Xid (PCI:0000:ca:00): 64, pid=1846221, name=python, Row Remapper"],
+                  layer="gpu-hardware"),
+        _incident(2, signatures=["Xid 63"], layer="unknown"),  # not diagnosed yet: still the same failure
+        _incident(3, signatures=["RuntimeError: CUDA error: uncorrectable ECC error encountered"], symptom="crash"),
+        _incident(4, signatures=["cudaErrorECCUncorrectable"], layer="framework"),
+        _incident(5, keywords=["ecc errors again on node042"]),  # a paraphrase only suggests
     ]
-    groups = [[v.id for v in g] for g in group_ids(analyse(records, now=NOW).incidents)]
-    assert groups == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"]]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003", "INC-0004"], ["INC-0005"]]
+
+
+def test_an_exception_prefix_does_not_split_and_different_bugs_do_not_merge() -> None:
+    records = [
+        _incident(1, signatures=["AssertionError: expected the same number of micro-batches on every stage"]),
+        _incident(2, signatures=["[rank3]: expected the same number of micro-batches on every stage"]),
+        _incident(3, signatures=["RuntimeError: Expected all tensors to be on the same device"]),
+        _incident(4, signatures=["RuntimeError: shape '[4, 1024]' is invalid for input of size 2048"]),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"], ["INC-0004"]]
+
+
+def test_no_chaining_through_an_incident_with_two_failures_and_people_win() -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    full = "OSError: [Errno 28] No space left on device: '/ckpt/latest'"
+    records = [
+        _incident(1, signatures=[oom]),
+        _incident(2, signatures=[full, oom]),  # primary failure: the first one it shows
+        _incident(3, signatures=[full]),
+        _incident(4, signatures=[oom], not_repeat_of=["INC-0001"]),  # a person checked: not the same
+        _incident(5, repeat_of="INC-0001"),  # no signature: the link alone groups it
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0005"], ["INC-0002", "INC-0003"], ["INC-0004"]]
+
+
+def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
+    (candidate,) = analyse([_incident(1, keywords=["node unresponsive"], occurrences=5,
+                                      failure_mode="node.unresponsive")], now=NOW).candidates
+    assert (candidate.occurrences, candidate.failure_mode, candidate.automation.id) == (5, "node.unresponsive",
+                                                                                         "gpu-xid-drain")
 
 
 def test_catalogue_suggestions() -> None:
@@ -119,7 +153,7 @@ def _pairs(groups: list[list[str]]) -> set[tuple[str, str]]:
 
 def test_grouping_precision_and_recall_on_the_labelled_corpus() -> None:
     report = validate([LABELLED / "incidents", LABELLED / "runbooks"], root=LABELLED, now=NOW)
-    assert not report.findings, report.findings[:3]
+    assert not report.errors, report.errors[:3]
     labels = yaml.safe_load((LABELLED / "labels.yaml").read_text())
     truth = _pairs(list(labels.values()))
     found = _pairs([[v.id for v in g] for g in group_ids(analyse(report.records, now=NOW).incidents)])

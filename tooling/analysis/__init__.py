@@ -1,15 +1,19 @@
 """Analyses: pure functions from validated records to what the site and the CLI show."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from typing import Iterable
 from datetime import datetime
 
 from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
-from tooling.analysis.repeats import Candidate, candidates, group_ids
+from tooling.analysis.identity import Identity, identify
+from tooling.analysis.repeats import Candidate, Group, candidates, groups_of
 from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends
+from tooling.failures.catalogue import FailureMode, catalogue
 from tooling.records.model import Record
 
 
@@ -27,13 +31,23 @@ class Analysis:
     suggestions: list[Suggestion]
     stack: Record | None
     index: Index  # the text-similarity index, built once for suggestions and for new incidents
+    identities: dict[str, Identity]  # incident id -> the failure it is (see analysis.identity)
+    groups: list[Group]  # every incident in exactly one group, with why they belong together
+    failure_modes: list[tuple[FailureMode, int]]  # the catalogue, with this repository's incidents of each
+
+
+def mode_counts(identities: Iterable[Identity]) -> list[tuple[FailureMode, int]]:
+    """Every failure mode of the catalogue, in its order, with how many incidents are of it."""
+    counts = Counter(i.mode.id for i in identities if i.mode is not None)
+    return [(mode, counts[mode.id]) for mode in catalogue().modes]
 
 
 def analyse(records: list[Record], *, now: datetime) -> Analysis:
     """Everything the site shows, computed once from the records and a fixed 'now'."""
     incidents = incident_views(records)
     postmortems = postmortem_views(records, incidents, now=now)
-    groups = group_ids(incidents)
+    identities = {v.id: identify(v) for v in incidents}
+    groups = groups_of(incidents, identities)
     index = Index(incidents)
     return Analysis(
         now=now,
@@ -44,10 +58,13 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         actions=action_board(postmortems),
         trends=trends(incidents),
         ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
-        candidates=candidates(groups, postmortems),
-        suggestions=likely_repeats(groups, index),
+        candidates=candidates(groups, postmortems, identities),
+        suggestions=likely_repeats([g.incidents for g in groups], index),
         stack=next((r for r in records if r.kind == "stack"), None),
         index=index,
+        identities=identities,
+        groups=groups,
+        failure_modes=mode_counts(identities.values()),
     )
 
 

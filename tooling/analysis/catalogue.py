@@ -41,3 +41,7 @@ def suggest(layer: str, symptom: str, texts: Iterable[str]) -> Automation:
     """The first catalogue entry that fits; the last entry fits everything."""
     texts = [t.lower() for t in texts]
     return next(a for a in catalogue() if a.fits(layer, symptom, texts))
+
+
+def by_id(automation_id: str) -> Automation | None:
+    return next((a for a in catalogue() if a.id == automation_id), None)

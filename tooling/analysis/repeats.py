@@ -1,9 +1,11 @@
 """Repeat incidents: the same failure twice is a candidate for automation.
 
-Grouping is decisive only: explicit ``repeat_of`` links, and fingerprints, that is the
-normalised error signatures together with layer and symptom. Text similarity only suggests
-(see :mod:`tooling.analysis.similarity`). Linear in the number of incidents: union-find over
-fingerprint keys, no comparison of all pairs.
+Grouping is decisive only for evidence a person can check: ``repeat_of`` links, and the one
+key each incident has (its failure mode with the codes that tell that mode's failures apart,
+or the words of an error no specific mode explains; see :mod:`tooling.analysis.identity`).
+``not_repeat_of`` keeps two incidents apart; paraphrases and text similarity only suggest (see
+:mod:`tooling.analysis.similarity`). Linear in the number of incidents: union-find over keys,
+no comparison of all pairs.
 """
 from __future__ import annotations
 
@@ -11,16 +13,20 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from tooling.analysis.catalogue import Automation, suggest
+from tooling.analysis.catalogue import Automation, by_id, suggest
+from tooling.analysis.identity import Identity, identify
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import PostmortemView
-from tooling.failures.signatures import normalise
 from tooling.analysis.similarity import Index
+from tooling.failures.signatures import normalise
 
 
 class _UnionFind:
+    """Sets of incidents; a set never takes in an incident one of its members says it is not."""
+
     def __init__(self) -> None:
         self.parent: dict[str, str] = {}
+        self.apart: dict[str, set[str]] = {}  # root -> incidents its members were said not to repeat
 
     def find(self, item: str) -> str:
         root = self.parent.setdefault(item, item)
@@ -30,31 +36,76 @@ class _UnionFind:
             self.parent[item], item = root, self.parent[item]
         return root
 
-    def union(self, a: str, b: str) -> None:
+    def keep_apart(self, a: str, b: str) -> None:
+        self.apart.setdefault(self.find(a), set()).add(b)
+        self.apart.setdefault(self.find(b), set()).add(a)
+
+    def union(self, a: str, b: str, *, force: bool = False) -> None:
         ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+        if ra == rb or (not force and self._conflict(ra, rb)):
+            return
+        keep, gone = min(ra, rb), max(ra, rb)
+        self.parent[gone] = keep
+        if gone in self.apart:
+            self.apart.setdefault(keep, set()).update(self.apart.pop(gone))
 
-
-def fingerprints(view: IncidentView) -> set[tuple[str, str, str]]:
-    layer, symptom = view.data["layer"], view.data["symptom"]
-    return {(layer, symptom, normalise(s)) for s in view.data.get("signatures", [])}
+    def _conflict(self, ra: str, rb: str) -> bool:
+        return any(self.find(x) == rb for x in self.apart.get(ra, ())) or \
+            any(self.find(x) == ra for x in self.apart.get(rb, ()))
 
 
 def group_ids(views: list[IncidentView]) -> list[list[IncidentView]]:
     """Incidents partitioned into failures; each group in detection order, groups by first incident."""
-    sets, first = _UnionFind(), {}
-    known = {v.id for v in views}
+    return [g.incidents for g in groups_of(views)]
+
+
+@dataclass
+class Group:
+    incidents: list[IncidentView]
+    reasons: list[str] = field(default_factory=list)  # why they are one failure, for a person to check
+
+    @property
+    def explanation(self) -> str:
+        return "; ".join(dict.fromkeys(self.reasons)) or "one incident"
+
+
+def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None = None) -> list[Group]:
+    identities = identities or {v.id: identify(v) for v in views}
+    sets, first, known = _UnionFind(), {}, {v.id for v in views}
+    reasons: dict[tuple[str, ...], str] = {}
     for view in views:
         sets.find(view.id)
-        for key in fingerprints(view):
-            sets.union(view.id, first.setdefault(key, view.id))
-        if view.repeat_of in known:
-            sets.union(view.id, view.repeat_of)
-    groups: dict[str, list[IncidentView]] = defaultdict(list)
+        for other in view.data.get("not_repeat_of", []):
+            if other in known:
+                sets.keep_apart(view.id, other)
     for view in views:
-        groups[sets.find(view.id)].append(view)
-    return sorted(groups.values(), key=lambda g: (g[0].detected, g[0].id))
+        key = identities[view.id].key
+        if key is not None:
+            sets.union(view.id, first.setdefault(key, view.id))
+            reasons[key] = identities[view.id].evidence
+        if view.repeat_of in known:
+            sets.union(view.id, view.repeat_of, force=True)  # a person's link wins over everything
+    members: dict[str, list[IncidentView]] = defaultdict(list)
+    for view in views:
+        members[sets.find(view.id)].append(view)
+    groups = [Group(g, _reasons(g, identities)) for g in members.values()]
+    return sorted(groups, key=lambda g: (g.incidents[0].detected, g.incidents[0].id))
+
+
+def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list[str]:
+    if len(group) < 2:
+        return []
+    ids = {v.id for v in group}
+    reasons = []
+    keys = Counter(identities[v.id].key for v in group if identities[v.id].key is not None)
+    for key, count in keys.most_common():
+        if count > 1:
+            members = [identities[v.id] for v in group if identities[v.id].key == key]
+            codes = sorted({c for m in members for c in m.codes if c.startswith(("Xid", "errno", "exit"))})
+            reasons.append(members[0].evidence + (f" ({', '.join(codes)})" if codes else ""))
+    if any(v.repeat_of in ids for v in group):
+        reasons.append("marked repeat_of")
+    return reasons
 
 
 @dataclass
@@ -66,10 +117,12 @@ class Candidate:
     automation: Automation
     state: str  # not automated | automation planned | automated | automation not working
     planned_by: list[str] = field(default_factory=list)  # "PM-0001 #3"
+    failure_mode: str | None = None
+    reason: str = ""  # why these incidents are one failure
 
     @property
     def occurrences(self) -> int:
-        return len(self.incidents)
+        return sum(v.occurrences for v in self.incidents)
 
     @property
     def gpu_hours(self) -> float:
@@ -110,27 +163,42 @@ def _state(group: list[IncidentView], postmortems: list[PostmortemView]) -> tupl
     return "automated", refs
 
 
-def candidates(groups: list[list[IncidentView]], postmortems: list[PostmortemView]) -> list[Candidate]:
-    """Groups of two or more, most occurrences first, then most GPU-hours lost."""
+def candidates(groups: list[Group], postmortems: list[PostmortemView],
+               identities: dict[str, Identity]) -> list[Candidate]:
+    """Failures seen twice or more (a record may stand for several), most occurrences first,
+    then most GPU-hours lost."""
     out = []
     for group in groups:
-        if len(group) < 2:
+        views = group.incidents
+        if sum(v.occurrences for v in views) < 2:
             continue
-        signatures = Counter(normalise(s) for v in group for s in v.data.get("signatures", []))
+        signatures = Counter(normalise(s) for v in views for s in v.data.get("signatures", []))
         top = signatures.most_common(1)[0][0] if signatures else ""
-        texts = [*signatures, *(v.data["title"] for v in group)]
-        state, refs = _state(group, postmortems)
-        out.append(Candidate(group, top, suggest(group[0].data["layer"], group[0].data["symptom"], texts),
-                             state, refs))
+        modes = Counter(m.id for v in views if (m := identities[v.id].mode) is not None and not m.generic)
+        mode = modes.most_common(1)[0][0] if modes else None
+        state, refs = _state(views, postmortems)
+        out.append(Candidate(views, top, _automation(mode, views, signatures), state, refs,
+                             failure_mode=mode, reason=group.explanation))
     return sorted(out, key=lambda c: (-c.occurrences, -c.gpu_hours, c.incidents[0].id))
 
 
-def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: "Index", *,
+def _automation(mode: str | None, views: list[IncidentView], signatures: Counter[str]) -> Automation:
+    """The automation the failure mode calls for; the catalogue's conditions when no mode is known."""
+    from tooling.failures.catalogue import catalogue
+
+    known = catalogue().get(mode) if mode else None
+    if known is not None and (found := by_id(known.automation)) is not None:
+        return found
+    texts = [*signatures, *(v.data["title"] for v in views)]
+    return suggest(views[0].data["layer"], views[0].data["symptom"], texts)
+
+
+def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: Index, *,
                       limit: int = 5) -> list[tuple[str, str]]:
-    """(incident id, why) for the incidents ``target`` most likely repeats: same signature first."""
-    keys = fingerprints(target)
-    same = [(v.id, "same error signature") for v in reversed(views)
-            if v.id != target.id and keys & fingerprints(v)]
+    """(incident id, why) for the incidents ``target`` most likely repeats: the same key first."""
+    key = identify(target).key
+    same = [(v.id, identify(v).evidence.replace("failure mode", "same failure mode").replace("error '", "same error '"))
+            for v in reversed(views) if v.id != target.id and key is not None and identify(v).key == key]
     by_text = [(s.similar, f"similar wording ({s.score:.2f})") for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
     return [(i, why) for i, why in same + by_text if not (i in seen or seen.add(i))][:limit]  # type: ignore[func-returns-value]

@@ -24,9 +24,12 @@ def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict:
     for finding in problems:
         print(finding.format(relative_to=cwd))
     errors = sum(1 for f in problems if f.severity is Severity.ERROR)
+    warnings = sum(1 for f in problems if f.severity is Severity.WARNING)
     summary = _plural(report.files, "file") + " checked"
-    if problems:
-        summary += f": {_plural(errors, 'error')}, {_plural(len(problems) - errors, 'warning')}"
+    if errors or warnings:
+        summary += f": {_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    if len(problems) > errors + warnings:
+        summary += f" ({_plural(len(problems) - errors - warnings, 'suggestion')})"
     print(summary, file=sys.stderr)
     return 1 if errors else 0
 

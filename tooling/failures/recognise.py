@@ -77,13 +77,14 @@ def recognise(text: str) -> Recognition:
 
 
 def recognise_all(texts: Iterable[str]) -> Recognition:
-    """The one mode of several signatures of one incident: the best recognised, with all codes."""
+    """The one failure of several signatures of one incident: the first specific mode in the
+    order the person wrote them (they paste the main error first), a generic one only when
+    no specific mode is there."""
     found = [recognise(t) for t in texts]
     known = [r for r in found if r.mode is not None]
     if not known:
         return found[0] if found else Recognition(None, Codes())
-    rank = recogniser().catalogue.rank
-    return min(known, key=lambda r: (r.mode.generic, rank(r.mode)))  # type: ignore[union-attr]
+    return min(enumerate(known), key=lambda pair: (pair[1].mode.generic, pair[0]))[1]  # type: ignore[union-attr]
 
 
 def suggest(text: str) -> list[FailureMode]:

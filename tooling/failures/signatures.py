@@ -64,3 +64,36 @@ def normalise(signature: str) -> str:
     else:
         text = _DIGITS.sub("#", text)
     return _SPACE.sub(" ", text).strip(" .,;:")
+
+
+# Lines that come with an error but identify none: advice PyTorch prints under every CUDA error,
+# C++ stack frames, the header of a traceback. As a signature they would make unrelated
+# failures look alike.
+_BOILERPLATE = re.compile(
+    r"CUDA kernel errors might be asynchronously reported|CUDA_LAUNCH_BLOCKING=1|TORCH_USE_CUDA_DSA"
+    r"|^\s*frame #\d+|^\s*Exception raised from |^\s*Traceback \(most recent call last\)"
+    r"|^\s*File \"[^\"]+\", line \d+|^\s*The above exception was the direct cause|^\s*During handling of the above"
+    r"|^\s*\^+\s*$|To execute this test, run the following|Please (open|file) an issue"
+    r"|^\s*(warnings\.warn|return forward_call|result = self\.forward)", re.IGNORECASE)
+_ERROR_WORDS = re.compile(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|unable|"
+                          r"refused|denied|invalid|corrupt|mismatch|not found|no such|lost|down\b|"
+                          r"unexpected|assert|segmentation|terminate|nan\b|inf\b|exceeded|overflow|expected|"
+                          r"warn", re.IGNORECASE)
+# What logs put before a message: [rank3]:, [E1102 03:14:00.123 ...], node042:1234:5678 [3], "rank 3:"
+_PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]*\]|[\w.-]+:\d+:\d+|rank\s*\d+|node[\w-]*)\s*:?)+\s*", re.IGNORECASE)
+
+
+def without_prefix(line: str) -> str:
+    """The message of a log line, without the rank, host and timestamp brackets before it."""
+    return _PREFIX.sub("", line, count=1)
+
+
+def is_boilerplate(line: str) -> bool:
+    """Whether a line accompanies errors without identifying one (see _BOILERPLATE)."""
+    return bool(_BOILERPLATE.search(line))
+
+
+def looks_like_an_error(line: str) -> bool:
+    """Whether a line says something failed: the only lines worth grouping by their words
+    (a healthy step line pasted as context would make every incident look alike)."""
+    return bool(_ERROR_WORDS.search(line)) and not is_boilerplate(line)

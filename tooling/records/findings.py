@@ -17,6 +17,7 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # a suggestion: never fails a check, not even with --strict
 
 
 @dataclass(frozen=True, order=True)
@@ -37,7 +38,7 @@ class Finding:
                 shown = str(Path(self.path).resolve().relative_to(relative_to.resolve()))
             except ValueError:
                 pass
-        prefix = "warning: " if self.severity is Severity.WARNING else ""
+        prefix = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
 
     def as_error(self) -> "Finding":

@@ -6,13 +6,15 @@ the file only when a finding has to point into it.
 """
 from __future__ import annotations
 
+import gc
 import math
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from collections import OrderedDict
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -205,6 +207,24 @@ def parse_text(path: str, text: str) -> Loaded:
 
 
 def _parse(path: str, text: str) -> Loaded:
+    with _no_collection():
+        return _compose_and_construct(path, text)
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Parsing makes tens of thousands of objects without a cycle among them; the collector
+    would walk every live object of the process again and again while they are made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compose_and_construct(path: str, text: str) -> Loaded:
     loader = _RecordLoader(text)
     try:
         root = loader.get_single_node()

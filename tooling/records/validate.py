@@ -84,7 +84,9 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
     if root is not None and not _covers(paths, root):
         universe += repository_records(root, skip=files, jobs=jobs)
     report.findings.extend(check_all(clean, universe, now=now))
-    report.findings.sort()
+    broken = {f.path for f in report.findings if f.severity is not Severity.NOTE}
+    # a suggestion next to an error or a warning is noise: fix the record first
+    report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)
     return report
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import FieldError, UserError
+from tooling.failures.recognise import recognise_all
 from tooling.fs.atomic import create_file
 from tooling.records.findings import excerpt
 from tooling.records.kinds import KINDS
@@ -54,6 +55,14 @@ def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
     return text
 
 
+def recognised_mode(signatures: list[str]) -> str | None:
+    """The specific failure mode the verbatim signatures are recognised as, if any."""
+    if not signatures:
+        return None
+    seen = recognise_all(signatures)
+    return seen.mode.id if seen.mode is not None and not seen.mode.generic else None
+
+
 def require_run(root: Path, run: str) -> None:
     """An incident names an existing run: checked before any work that would be lost."""
     runs = ids(root, "run")
@@ -89,6 +98,8 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
     if run is not None:
         values["run"] = run
     values.update(extra)
+    if "failure_mode" not in values and (mode := recognised_mode(values["signatures"])) is not None:
+        values["failure_mode"] = mode  # what the log lines say it is; a person can still change it
     _check_values("incident", values, (*INCIDENT_FIELDS, *extra))
     if parse_time(detected) is None:
         raise FieldError([("detected_at", f"{excerpt(detected)} is not a real date and time")])

@@ -47,5 +47,6 @@ PAGE_TYPES: tuple[PageType, ...] = (
     PageType("stack.md", "stack.md.j2"),
     PageType("repeats.md", "repeats.md.j2"),
     PageType("reference.md", "reference.md.j2"),
+    PageType("failure-modes.md", "failure_modes.md.j2"),
     PageType("tags.md", "tags.md.j2"),
 )

@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from tooling.analysis import Analysis
+from tooling.analysis.catalogue import by_id
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
 from tooling.site import charts
@@ -83,7 +84,8 @@ class _Helpers:
 
 def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) -> dict[str, Any]:
     helpers = _Helpers(analysis, history, root)
-    return dict(a=analysis, tags=_tags, facets=FACETS, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
+    return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
+                playbook_title=_playbook_title, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
                 history_note=helpers.history_note, kinds=field_reference(),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label="Incidents per week by layer"),
@@ -96,6 +98,13 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) ->
                 mttr_chart=charts.horizontal_bars([(t.layer, t.mttr_hours) for t in analysis.trends.layers
                                                    if t.mttr_hours is not None],
                                                   label="Mean time to resolve by layer", unit="h"))
+
+
+def _playbook_title(target: str) -> str:
+    """'playbook/checkpoint-cadence.md#saving-can-fail-too' -> 'Checkpoint cadence: saving can fail too'."""
+    page, _, section = target.partition("#")
+    title = page.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").capitalize()
+    return f"{title}: {section.replace('-', ' ')}" if section else title
 
 
 def _stack_chart(analysis: Analysis) -> Markup:

@@ -1,0 +1,127 @@
+"""Failures told over several lines: a Python traceback and torchrun's failure summary.
+
+A traceback's signature is its last line, the exception (``RuntimeError: CUDA error: ...``), not
+its ``Traceback (most recent call last):`` header nor the frames between, which quote code that
+may look like anything (``raise ChildFailedError(``). Every line of a rank's traceback carries
+that rank's prefix (``[rank3]: ``), so the lines of ranks writing at once are told apart.
+
+torchrun ends with a summary that names, for each failed rank, its host, its global rank and how
+it died (``exitcode  : -9``: killed, most often by the kernel's OOM killer).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from tooling.failures.context import When, line_prefix, time_at
+
+TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
+HEADER = "Traceback (most recent call last)"
+MAX_TRACEBACK = 2000  # lines walked (other ranks' lines included) before giving a traceback up
+MAX_SUMMARY = 80  # lines of torchrun's summary read
+INCOMPLETE = object()  # the block runs past the end of the buffer
+_CHAINS = ("During handling of the above exception", "The above exception was the direct cause")
+_FIELD = re.compile(r"\s*(time|host|rank|exitcode)\s*: ?(.*)")
+_GLOBAL_RANK = re.compile(r"(\d+)")
+
+
+def is_traceback(text: str) -> bool:
+    return text[len(line_prefix(text)):].lstrip().startswith(HEADER)
+
+
+def decode(buffer: bytearray, start: int, limit: int) -> tuple[str, int]:
+    """The line at ``start`` (without its line break) and where the next one starts (-1: none)."""
+    end = buffer.find(b"\n", start, limit)
+    raw = buffer[start:end if end >= 0 else limit]
+    return raw.decode("utf-8", "replace").rstrip("\r"), (end + 1 if end >= 0 else -1)
+
+
+@dataclass(frozen=True)
+class Found:
+    start: int  # of the exception line
+    lines: int  # how many lines below the header it is
+    body: tuple[int, ...]  # starts of the frame lines between: not failures of their own
+
+
+def exception_line(buffer: bytearray, header: int, limit: int) -> Found | object | None:
+    """The last line of the traceback whose header starts at ``header``: a line of the same rank
+    that is neither indented nor blank; None when there is none within reach."""
+    text, start = decode(buffer, header, limit)
+    prefix = line_prefix(text)
+    body: list[int] = []
+    for walked in range(1, MAX_TRACEBACK + 1):
+        if start < 0 or start >= limit:
+            return INCOMPLETE
+        text, following = decode(buffer, start, limit)
+        if text.startswith(prefix):
+            rest = text[len(prefix):]
+            if rest.startswith(HEADER):
+                return None  # another traceback began before this one ended
+            if rest[:1] not in ("", " ", "\t") and not rest.startswith(_CHAINS):
+                return Found(start, walked, tuple(body))
+            body.append(start)
+        start = following
+    return None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One failed rank of torchrun's summary; ``text`` is its verbatim ``exitcode`` line."""
+    lines: int  # below the ChildFailedError line
+    text: str
+    when: When | None
+    hosts: tuple[str, ...]
+    ranks: tuple[int, ...]
+
+
+@dataclass
+class Summary:
+    entries: list[Entry] = field(default_factory=list)
+    body: list[int] = field(default_factory=list)  # starts of its lines
+
+    @property
+    def hosts(self) -> list[str]:
+        return [h for e in self.entries for h in e.hosts]
+
+    @property
+    def ranks(self) -> list[int]:
+        return [r for e in self.entries for r in e.ranks]
+
+    @property
+    def when(self) -> When | None:
+        return next((e.when for e in self.entries if e.when and e.when.at), None)
+
+
+def torchrun_summary(buffer: bytearray, start: int, limit: int, now: datetime) -> Summary:
+    """The failed ranks listed below a ChildFailedError line whose next line starts at ``start``."""
+    summary = Summary()
+    values: dict[str, str] = {}
+    exit_line = (0, "")
+    for walked in range(1, MAX_SUMMARY + 1):
+        if start < 0 or start >= limit:
+            break
+        text, following = decode(buffer, start, limit)
+        found = _FIELD.match(text)
+        if found:
+            values[found.group(1)] = found.group(2).strip()
+            exit_line = (walked, text) if found.group(1) == "exitcode" else exit_line
+        elif text.strip().startswith(("[", "=", "-")) and values:
+            summary.entries.append(_entry(values, exit_line, now))
+            values = {}
+        if text.startswith("=" * 20) and summary.entries:
+            break
+        summary.body.append(start)
+        start = following
+    if values:
+        summary.entries.append(_entry(values, exit_line, now))
+    return summary
+
+
+def _entry(values: dict[str, str], exit_line: tuple[int, str], now: datetime) -> Entry:
+    rank = _GLOBAL_RANK.match(values.get("rank", ""))
+    when = time_at(values["time"], 0, now)[0] if "time" in values else None
+    host = values.get("host", "")
+    return Entry(exit_line[0], exit_line[1], when, (host,) if host and not host.startswith("<") else (),
+                 (int(rank.group(1)),) if rank else ())
+

@@ -1,0 +1,99 @@
+"""Reading logs in large chunks that end at line breaks: files, standard input, gzip.
+
+A chunk is one reused buffer (nothing grows with the file); each holds whole lines but the last
+one, which moves to the front of the next. A line longer than the buffer is cut where the buffer
+ends. Problems with a log are one-line :class:`~tooling.errors.UserError` naming it.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from tooling.errors import UserError
+
+CHUNK = 8 << 20  # large enough that per-chunk work vanishes, small enough to stay out of the way
+SAMPLE = 8192  # bytes looked at to tell a text log from binary data
+EXPECTED = "expected a text log (dmesg, NCCL, SLURM output, tracebacks), gzipped or not"
+_GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
+
+
+def display(path: Path) -> str:
+    return "standard input" if str(path) == "-" else str(path)
+
+
+@contextmanager
+def open_log(path: Path) -> Iterator[BinaryIO]:
+    """The log's bytes, decompressed when it starts like gzip (whatever its name)."""
+    if str(path) == "-":
+        raw: BinaryIO = sys.stdin.buffer
+        yield _maybe_gzip(raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw))  # type: ignore[arg-type]
+        return
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory; {EXPECTED}")
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file; {EXPECTED}") from None
+    except PermissionError:
+        raise UserError(f"{path}: permission denied; expected a log this user may read") from None
+    with handle:
+        yield _maybe_gzip(handle)
+
+
+def _maybe_gzip(stream: io.BufferedReader) -> BinaryIO:
+    return gzip.GzipFile(fileobj=stream, mode="rb") if stream.peek(2)[:2] == b"\x1f\x8b" else stream  # type: ignore[return-value]
+
+
+class Chunks:
+    """``fill()`` reads up to the buffer's size and says how much of it ends at a line break;
+    ``consume(n)`` drops the first ``n`` bytes, keeping the rest for the next fill."""
+
+    def __init__(self, stream: BinaryIO, name: str, size: int = CHUNK) -> None:
+        self.stream, self.name = stream, name
+        self.buffer = bytearray(size)
+        self.filled = 0
+        self.offset = 0  # of buffer[0] in the log
+        self.eof = False
+        self._checked = False
+
+    def fill(self) -> int:
+        with memoryview(self.buffer) as view:
+            while self.filled < len(self.buffer) and not self.eof:
+                got = self._read(view[self.filled:])
+                self.eof = got == 0
+                self.filled += got
+        if not self._checked:
+            self._checked = True
+            check_text(self.name, bytes(self.buffer[:min(self.filled, SAMPLE)]))
+        if self.eof or self.filled == 0:
+            return self.filled
+        cut = self.buffer.rfind(b"\n", 0, self.filled) + 1
+        return cut or self.filled  # one line longer than the buffer: cut it where the buffer ends
+
+    def consume(self, count: int) -> None:
+        rest = self.filled - count
+        self.buffer[:rest] = self.buffer[count:self.filled]
+        self.filled, self.offset = rest, self.offset + count
+
+    def _read(self, into: memoryview) -> int:
+        try:
+            return self.stream.readinto(into)  # type: ignore[attr-defined]
+        except _GZIP_ERRORS as exc:
+            raise UserError(f"{self.name}: not a valid gzip file ({exc}); {EXPECTED}") from None
+        except OSError as exc:
+            raise UserError(f"{self.name}: could not be read ({exc.strerror or exc})") from None
+
+
+def check_text(name: str, sample: bytes) -> None:
+    """Refuse binary data early: a NUL byte, or much that is not UTF-8, in the first bytes."""
+    if b"\0" in sample:
+        raise UserError(f"{name}: binary data (a NUL byte at offset {sample.index(0)}), not a log; {EXPECTED}")
+    bad = len(sample) - len(sample.decode("utf-8", "ignore").encode("utf-8"))
+    if sample and bad > len(sample) // 10:
+        raise UserError(f"{name}: binary data ({bad} of its first {len(sample)} bytes are not UTF-8 text), "
+                        f"not a log; {EXPECTED}")

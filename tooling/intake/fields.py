@@ -1,0 +1,75 @@
+"""Which incident fields a column can feed, and what shape each takes, read from the schema.
+
+The incident schema stays the one list of fields: a column can feed any of its fields but
+``kind``, the members of ``impact`` by dotted name (``impact.wall_hours_lost``), and two
+columns that are no field of a record: ``description`` (free text: it becomes notes, and the
+title and failure mode are guessed from it) and ``id`` (the logbook's own id of the row: the
+rerun key, and what its references such as ``repeat_of`` name).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from tooling.records.schema import field_spec, resolve, schema_for
+
+PSEUDO = ("description", "id")  # columns that feed the import, not a field of the same name
+NESTED = "impact"
+# new_incident's own parameters; every other field goes to it as `extra`
+NAMED = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",
+         "detected_at", "reported_by")
+# the lists a cell holds several items of, split at this separator unless the mapping says
+SEPARATORS = {"signatures": "\n", "actions": "\n"}
+DEFAULT_SEPARATOR = ","
+
+
+@lru_cache(maxsize=None)
+def spec(name: str) -> dict[str, Any]:
+    """The resolved schema of a field, dotted for a member of impact."""
+    if "." in name:
+        parent, child = name.split(".", 1)
+        return field_spec("incident", parent)["properties"][child]
+    return field_spec("incident", name)
+
+
+@lru_cache(maxsize=None)
+def mappable() -> tuple[str, ...]:
+    """Every name a mapping's ``columns`` may use, in schema order."""
+    names: list[str] = []
+    for name in schema_for("incident")["properties"]:
+        if name == "kind":
+            continue
+        if name != "id":
+            names.append(name)
+        if name == NESTED:
+            names.extend(f"{NESTED}.{child}" for child in spec(NESTED)["properties"])
+    return (*names, *PSEUDO)
+
+
+def shape(name: str) -> str:
+    """How a cell becomes the field's value: enum, date, text, list, ints, int, number or json."""
+    if name in PSEUDO:
+        return "text"
+    field = spec(name)
+    if "enum" in field:
+        return "enum"
+    if field.get("pattern") == spec("detected_at")["pattern"]:
+        return "date"
+    kind = field.get("type")
+    if kind == "array":
+        items = resolve(field.get("items", {}), schema_for("incident").get("$defs", {}))
+        return {"string": "list", "integer": "ints"}.get(items.get("type", ""), "json")
+    return {"string": "text", "integer": "int", "number": "number"}.get(kind or "", "json")
+
+
+def enum(name: str) -> list[str]:
+    return list(spec(name).get("enum", []))
+
+
+def separator(name: str, given: dict[str, str]) -> str:
+    return given.get(name) or SEPARATORS.get(name, DEFAULT_SEPARATOR)
+
+
+def normal(name: str) -> str:
+    """A column name compared with field names: 'Detected at' and 'detected-at' are detected_at."""
+    return "_".join(name.strip().lower().replace("-", " ").split())
