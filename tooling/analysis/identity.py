@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from tooling.analysis.incidents import IncidentView
 from tooling.failures.catalogue import FailureMode, catalogue
 from tooling.failures.codes import codes, message_words
-from tooling.failures.recognise import Recognition, recognise, recognise_all
+from tooling.failures.recognise import Recognition, choose, recognise
 from tooling.failures.signatures import is_boilerplate, looks_like_an_error, without_prefix
 
 MIN_WORDS = 3  # a message of fewer informative words ("error", "failed") is too weak to group by
@@ -46,12 +46,13 @@ def fingerprint(signature: str) -> str:
 
 def identify(view: IncidentView) -> Identity:
     signatures = [s for s in map(str, view.data.get("signatures", [])) if not is_boilerplate(s)]
-    seen = recognise_all(signatures) if signatures else None
+    recognised = [recognise(s) for s in signatures]
+    seen = choose(recognised) if signatures else None
     explicit = view.data.get("failure_mode")
     mode = catalogue().get(explicit) if isinstance(explicit, str) else (seen.mode if seen else None)
-    all_codes = tuple(dict.fromkeys(c for s in signatures for c in recognise(s).codes.all))
+    all_codes = tuple(dict.fromkeys(c for r in recognised for c in r.codes.all))
     if mode is not None and not mode.generic:
-        extra = _distinguishing(mode, signatures)
+        extra = _distinguishing(mode, recognised)
         if mode.distinguish and not extra and _requires_codes(mode):
             mode = None  # cannot tell this mode's failures apart without codes: fall through
         else:
@@ -63,11 +64,11 @@ def identify(view: IncidentView) -> Identity:
     return Identity(None, mode, all_codes)
 
 
-def _distinguishing(mode: FailureMode, signatures: list[str]) -> tuple[str, ...]:
+def _distinguishing(mode: FailureMode, recognised: list[Recognition]) -> tuple[str, ...]:
     """The first code of each distinguishing kind found in any signature."""
     found: list[str] = []
     for kind in mode.distinguish:
-        values = [v for s in signatures for v in recognise(s).codes.of(kind)]
+        values = [v for r in recognised for v in r.codes.of(kind)]
         if values:
             found.append(f"{kind}={values[0].split(': ', 1)[-1] if kind == 'exception' else values[0]}")
     return tuple(found)

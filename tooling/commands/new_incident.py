@@ -1,4 +1,10 @@
-"""`tooling new-incident`: file an incident at 3 a.m. in under a minute."""
+"""`tooling new-incident`: file an incident at 3 a.m. in under a minute.
+
+With --from-log FILE the log is scanned as `tooling scan` does, and one incident is filed per
+distinct failure in it: the log fills title, symptom, layer, signatures, nodes, ranks, detected_at
+and failure mode; flags given override those for every incident; what a log cannot say (the run,
+the severity) is asked for or taken from its flag, all before anything is written.
+"""
 from __future__ import annotations
 
 import argparse
@@ -10,9 +16,12 @@ from typing import Any
 from tooling.analysis.repeats import likely_repeats_of
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
+from tooling.failures.filing import file_all, incident_values, summary
+from tooling.failures.reading import display
+from tooling.failures.scan import scan_logs
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
-from tooling.scaffold.new import new_incident
+from tooling.scaffold.new import new_incident, require_run
 from tooling.workspace import load_analysis
 
 FLAGS = {
@@ -62,5 +71,41 @@ def new_incident_command(*, root: Path, now: datetime, interactive: bool | None 
     return 0
 
 
+def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool | None = None,
+                     **options: Any) -> int:
+    if options.get("run"):  # a wrong run is said before the log is read, not after
+        try:
+            require_run(root, options["run"])
+        except FieldError as exc:
+            raise exc.naming(FLAGS) from None
+    result = scan_logs([log], now=now)
+    if not result.drafts:
+        lines = result.logs[0].lines
+        raise UserError(f"{display(log)}: no failure recognised in its {lines} line{'s' if lines != 1 else ''}; "
+                        "nothing filed (file it without --from-log)")
+    asks = {ask.name: ask for ask in _asks(root)}
+    run = fill([asks["run"]], {"run": options.get("run")}, interactive=interactive)["run"]
+    given = {name: value for name, value in options.items() if value not in (None, "", [])}
+    incidents = []
+    for number, draft in enumerate(result.drafts, 1):
+        values = {**incident_values(draft), **given, "run": run}
+        if "severity" not in given:
+            if interactive or (interactive is None and sys.stdin.isatty()):
+                print("\n".join(summary(number, draft)))
+            values.update(fill([asks["severity"]], {}, interactive=interactive))
+        incidents.append(values)
+    try:
+        created = file_all(incidents, root=root, now=now)
+    except FieldError as exc:
+        raise exc.naming(FLAGS) from None
+    for path in created:
+        print(f"created {path.relative_to(root)}")
+        _show_likely_repeats(root, now, path.stem)
+    return 0
+
+
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return new_incident_command(root=root, now=now, **{name: getattr(args, name) for name in FLAGS})
+    options = {name: getattr(args, name) for name in FLAGS}
+    if args.from_log is not None:
+        return from_log_command(root=root, now=now, log=args.from_log, **options)
+    return new_incident_command(root=root, now=now, **options)

@@ -108,7 +108,7 @@ def torchrun_summary(buffer: bytearray, start: int, limit: int, now: datetime) -
             exit_line = (walked, text) if found.group(1) == "exitcode" else exit_line
         elif text.strip().startswith(("[", "=", "-")) and values:
             summary.entries.append(_entry(values, exit_line, now))
-            values = {}
+            values, exit_line = {}, (0, "")
         if text.startswith("=" * 20) and summary.entries:
             break
         summary.body.append(start)

@@ -39,6 +39,7 @@ class Catalogue:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_id", {m.id: m for m in self.modes})
+        object.__setattr__(self, "_ranks", {m.id: n for n, m in enumerate(self.modes)})
 
     def get(self, mode_id: str) -> FailureMode | None:
         return self.by_id.get(mode_id)  # type: ignore[attr-defined]
@@ -48,7 +49,7 @@ class Catalogue:
 
     def rank(self, mode: FailureMode) -> int:
         """Its place in the catalogue: earlier entries are more specific and win ties."""
-        return self.modes.index(mode)
+        return self._ranks[mode.id]  # type: ignore[attr-defined]
 
 
 class CatalogueError(ValueError):

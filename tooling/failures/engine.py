@@ -26,15 +26,29 @@ class Matcher:
     def __init__(self, patterns: Sequence[str], *, first_only: bool = False) -> None:
         self.patterns = list(patterns)
         self.first_only = first_only
-        self._scan: Callable[[bytes], Iterator[tuple[int, int]]]
-        if hyperscan is not None and self.patterns:
-            self._scan = self._hyperscan()
-        else:
-            compiled = [re.compile(p.encode(), re.IGNORECASE | re.MULTILINE) for p in self.patterns]
-            self._scan = lambda data: self._python(compiled, data)
+        self._compiled: Callable[[bytes], Iterator[tuple[int, int]]] | None = None
+
+    @property
+    def _scan(self) -> Callable[[bytes], Iterator[tuple[int, int]]]:
+        """Compiled at first use: a command that never matches (or matches elsewhere) pays nothing."""
+        if self._compiled is None:
+            if hyperscan is not None and self.patterns:
+                self._compiled = self._hyperscan()
+            else:
+                compiled = [re.compile(p.encode(), re.IGNORECASE | re.MULTILINE) for p in self.patterns]
+                self._compiled = lambda data: self._python(compiled, data)
+        return self._compiled
 
     def scan(self, data: bytes) -> Iterator[tuple[int, int]]:
         return self._scan(data)
+
+    def ends(self, data: bytes | bytearray, length: int) -> list[int]:
+        """End offsets of every match in ``data[:length]``, for finding the lines that match in a
+        big buffer (without copying it). Needs a matcher without ``first_only``: that reports a
+        pattern once per buffer, not once per line."""
+        assert not self.first_only, "first_only would report one line per pattern and buffer"
+        with memoryview(data) as view, view[:length] as part:
+            return [end for _, end in self._scan(part)]  # type: ignore[arg-type]
 
     def matching(self, text: str) -> list[int]:
         """Indexes of the patterns that match ``text``, in pattern order."""

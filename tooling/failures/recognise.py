@@ -80,7 +80,11 @@ def recognise_all(texts: Iterable[str]) -> Recognition:
     """The one failure of several signatures of one incident: the first specific mode in the
     order the person wrote them (they paste the main error first), a generic one only when
     no specific mode is there."""
-    found = [recognise(t) for t in texts]
+    return choose([recognise(t) for t in texts])
+
+
+def choose(found: list[Recognition]) -> Recognition:
+    """Of the recognitions of one incident's signatures, in their order, the one that decides."""
     known = [r for r in found if r.mode is not None]
     if not known:
         return found[0] if found else Recognition(None, Codes())

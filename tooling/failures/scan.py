@@ -9,7 +9,6 @@ drafts (:mod:`tooling.failures.drafts`); nothing kept grows with the size of the
 """
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,7 +18,7 @@ from typing import Sequence
 
 from tooling.failures import blocks
 from tooling.failures.catalogue import catalogue
-from tooling.failures.context import Context, When, context, time_at
+from tooling.failures.context import Context, When, context, leading_time
 from tooling.failures.drafts import Draft, DraftBook, Hit
 from tooling.failures.engine import Matcher
 from tooling.failures.reading import Chunks, display, open_log
@@ -90,90 +89,102 @@ class _Scanner:
         self.last_time: tuple[int, int, When] | None = None  # (offset in the log, line, time)
 
     def run(self) -> LogStats:
-        chunks = self.chunks
+        chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
             done = self._chunk(usable)
             self.line += chunks.buffer.count(b"\n", 0, done)
+            unfinished = chunks.buffer[done - 1] != ord("\n")
             chunks.consume(done)
-        return LogStats(self.chunks.name, self.line - 1 + (chunks.filled > 0), self.hits)
+        return LogStats(chunks.name, self.line - 1 + unfinished, self.hits)
 
     def _chunk(self, usable: int) -> int:
         """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes
         are done (fewer when a traceback runs past the end: it is read again with the next chunk)."""
         buffer = self.chunks.buffer
         starts = sorted({buffer.rfind(b"\n", 0, end - 1) + 1 for end in matcher().ends(buffer, usable) if end})
-        walk = blocks.Walk(buffer, usable, final=self.chunks.eof)
+        skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
         cursor, line = 0, self.line
-        index = 0
-        while index < len(starts):
-            start = starts[index]
-            index += 1
+        for start in starts:
             line += buffer.count(b"\n", cursor, start)
             cursor = start
-            if start in walk.skip:
-                continue
-            outcome = self._line(walk, start, line)
-            if outcome is blocks.INCOMPLETE and start > 0 and not self.chunks.eof:
-                return start
-            for later in walk.found:
-                if later not in starts[index:]:
-                    bisect.insort(starts, later, lo=index)
-            walk.found.clear()
+            if start not in skip and self._line(start, line, usable, skip) is blocks.INCOMPLETE:
+                if start > 0 and not self.chunks.eof:
+                    return start
         return usable
 
-    def _line(self, walk: blocks.Walk, start: int, line: int) -> object:
+    def _line(self, start: int, line: int, limit: int, skip: set[int]) -> object:
         buffer = self.chunks.buffer
-        end = buffer.find(b"\n", start, walk.limit)
-        text = clean(bytes(buffer[start:end if end >= 0 else walk.limit]))
+        text = clean(blocks.decode(buffer, start, limit)[0])
         where = context(text, self.now)
-        when, time_from = self._time(where.when, start, line, text)
-        inherited = walk.times.pop(start, None)
-        if inherited is not None and when is None:
-            when, time_from = inherited
+        when, time_from = self._time(where.when, start, line)
         if blocks.is_traceback(text):
-            return walk.traceback(start, text, (when, time_from if time_from is not None else line))
-        recognition = recognise_line(text[where.message:] if where.when else text)
-        if recognition.mode is None:
-            recognition = walk.exception_mode.pop(start, recognition)
-            if recognition.mode is None:
-                return None
-        summary = blocks.torchrun_summary(buffer, end, walk.limit, self.now) if "ChildFailedError" in text else None
-        self._hit(text, where, recognition, when, time_from, line, summary)
+            found = blocks.exception_line(buffer, start, limit)
+            if isinstance(found, blocks.Found):
+                skip.update(found.body, (found.start,))
+                since = time_from if time_from is not None else line
+                self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
+            return found
+        recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+        if recognition.mode is not None:
+            self._hit(text, where, recognition, (when, time_from), start, line, limit, skip)
         return None
 
-    def _hit(self, text: str, where: Context, recognition: Recognition, when: When | None,
-             time_from: int | None, line: int, summary: blocks.Summary | None) -> None:
+    def _exception(self, start: int, line: int, limit: int, skip: set[int],
+                   header_time: tuple[When | None, int | None]) -> None:
+        """A traceback's last line is its signature: the exception, whatever its mode."""
+        text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
+        where = context(text, self.now)
+        recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+        if recognition.mode is None:  # an exception nothing in the catalogue names: a bug
+            recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
+        if recognition.mode is not None:
+            when = (where.when, None) if where.when and where.when.at else header_time
+            self._hit(text, where, recognition, when, start, line, limit, skip)
+
+    def _hit(self, text: str, where: Context, recognition: Recognition, when: tuple[When | None, int | None],
+             start: int, line: int, limit: int, skip: set[int]) -> None:
         nodes = [where.host] if where.host else []
         ranks = [where.rank] if where.rank is not None else []
-        if summary is not None:
-            nodes += summary.hosts
-            ranks += summary.ranks
-            when, time_from = (summary.when, None) if when is None and summary.when else (when, time_from)
-        self.hits += 1
-        self.book.add(Hit(self.chunks.name, line, text, normalise(text[where.message:]), recognition, when,
-                          time_from, tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks))))
-        for extra in summary.exits if summary else ():
-            self.hits += 1
-            self.book.add(Hit(self.chunks.name, line + extra.offset, extra.text, normalise(extra.text),
-                              extra.recognition, extra.when or when, None, extra.hosts, extra.ranks))
+        entries: list[blocks.Entry] = []
+        if "ChildFailedError" in text:
+            summary = blocks.torchrun_summary(self.chunks.buffer, self.chunks.buffer.find(b"\n", start, limit) + 1,
+                                              limit, self.now)
+            skip.update(summary.body)
+            nodes, ranks, entries = nodes + summary.hosts, ranks + summary.ranks, summary.entries
+            if when[0] is None and summary.when is not None:
+                when = (summary.when, None)
+        self._add(line, text, normalise(text[where.message:]), recognition, when, nodes, ranks)
+        for entry in entries:  # "exitcode  : -9" says how a rank died (here: killed, out of memory)
+            died = recognise_line(entry.text)
+            if died.mode is not None and entry.text:
+                self._add(line + entry.lines, clean(entry.text), normalise(entry.text), died,
+                          (entry.when, None) if entry.when else when, list(entry.hosts), list(entry.ranks))
 
-    def _time(self, own: When | None, start: int, line: int, text: str) -> tuple[When | None, int | None]:
-        """The line's own time, else that of the last line above it that has one (a traceback's
-        last line has no time; the step log above it does)."""
+    def _add(self, line: int, text: str, form: str, recognition: Recognition,
+             when: tuple[When | None, int | None], nodes: list[str], ranks: list[int]) -> None:
+        self.hits += 1
+        self.book.add(Hit(self.chunks.name, line, text, form, recognition, when[0], when[1],
+                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks))))
+
+    def _time(self, own: When | None, start: int, line: int) -> tuple[When | None, int | None]:
+        """The line's own time, else that of the nearest line above it that has one (a
+        traceback's last line has no time; the step log above it does)."""
+        offset = self.chunks.offset
         if own is not None and own.at is not None:
-            self.last_time = (self.chunks.offset + start, line, own)
+            self.last_time = (offset + start, line, own)
             return own, None
-        buffer, lo = self.chunks.buffer, 0
-        if self.last_time is not None:
-            lo = max(0, self.last_time[0] - self.chunks.offset)
-        end, back = start, 0
-        while end > lo and back < LOOK_BACK:
-            begin = buffer.rfind(b"\n", 0, end - 1) + 1
-            back += 1
-            found, _ = time_at(clean(bytes(buffer[begin:end])), 0, self.now)
+        known = self.last_time if self.last_time and self.last_time[0] >= offset else None
+        lo = known[0] - offset if known else 0
+        end = start
+        for back in range(1, LOOK_BACK + 1):
+            if end <= lo:
+                break
+            begin = self.chunks.buffer.rfind(b"\n", 0, end - 1) + 1
+            found = leading_time(blocks.decode(self.chunks.buffer, begin, end)[0], self.now)
             if found is not None and found.at is not None:
+                self.last_time = (offset + begin, line - back, found)
                 return found, line - back
             end = begin
-        if self.last_time is not None and end <= lo:
-            return self.last_time[2], self.last_time[1]
+        if known is not None and end <= lo:
+            return known[2], known[1]
         return own, None

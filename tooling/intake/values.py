@@ -100,7 +100,7 @@ def _enum(name: str, text: str, column: str) -> Outcome:
     for value in allowed:
         if squash(value) == squash(text):
             return Outcome(value)
-    return Outcome(unmapped=f"column {column!r}: not one of {allowed} and not in values.{name}")
+    return Outcome(unmapped=f"column {column!r}: not a {name.replace('_', ' ')} of the schema and not in values.{name}")
 
 
 def _text(name: str, text: str, column: str, ctx: Context) -> Outcome:

@@ -1,0 +1,28 @@
+"""`tooling import FILE`: a team's incident history in, every guess and unmapped value reported."""
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from tooling.intake.history import carry_out, plan_import
+
+
+def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | None, fmt: str | None,
+                   dry_run: bool) -> int:
+    plan = plan_import(file, root=root, now=now, mapping_path=mapping, fmt=fmt)
+    counts = carry_out(plan, root=root, now=now, dry_run=dry_run, say=print)
+    rows = len(plan.drafts)
+    new = rows - counts.already
+    done = f"{new} would be created (dry run: nothing was written)" if dry_run else f"{len(counts.created)} created"
+    span = f" ({counts.created[0]}..{counts.created[-1]})" if len(counts.created) > 1 else \
+        f" ({counts.created[0]})" if counts.created else ""
+    print(f"{plan.shown}: {rows} rows: {done}{span}, {counts.already} imported before; "
+          f"{counts.guesses} guesses, {counts.unmapped} unmapped values", file=sys.stderr)
+    return 0
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return import_command(args.file, root=root, now=now, mapping=args.mapping, fmt=args.format,
+                          dry_run=args.dry_run)

@@ -1,0 +1,90 @@
+"""`tooling scan LOG...`: one draft incident per distinct failure in raw logs; `--write` files them.
+
+Without --write nothing is written: the drafts are shown (or printed as JSON) for a person to
+confirm. With --write each becomes incidents/INC-NNNN.yaml, status open, severity unknown (a log
+shows what failed, not what it cost the run), for the run (--run) or the cluster (--cluster).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tooling.errors import FieldError, UsageError
+from tooling.failures.drafts import MAX_DRAFTS, Draft
+from tooling.failures.filing import SEVERITY, as_json, file_all, incident_values, summary
+from tooling.failures.scan import ScanResult, scan_logs
+from tooling.records.findings import excerpt
+from tooling.records.schema import field_spec
+from tooling.scaffold.new import require_run
+
+SOURCES = {"run": "--run", "cluster": "--cluster"}
+
+
+def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, Any]:
+    """Where filed incidents go, checked before the logs are read (a long scan is not lost)."""
+    try:
+        if cluster is not None:
+            spec = field_spec("incident", "cluster")
+            if not re.fullmatch(spec["pattern"], cluster):
+                raise FieldError([("cluster", f"expected {spec['description'].split(',', 1)[0]}, such as "
+                                              f"rsc-1, but received {excerpt(cluster)}")])
+            return {"run": None, "extra": {"scope": "cluster", "cluster": cluster}}
+        if run is None:
+            raise UsageError("--write: expected --run RUN or --cluster NAME: where the incidents belong")
+        require_run(root, run)
+        return {"run": run, "extra": {}}
+    except FieldError as exc:
+        raise exc.naming(SOURCES) from None
+
+
+def values_for(draft: Draft, where: dict[str, Any]) -> dict[str, Any]:
+    values = incident_values(draft)
+    return {**values, "run": where["run"], "severity": SEVERITY, "extra": {**values["extra"], **where["extra"]}}
+
+
+def report(result: ScanResult) -> list[str]:
+    lines = [f"{log.name}: {log.lines} lines, {log.hits} naming a failure" for log in result.logs]
+    count = len(result.drafts)
+    lines.append(f"{count} distinct failure{'s' if count != 1 else ''}" +
+                 (f"; {result.consequences} more lines taken as their aftermath (a rank that aborts or raises, "
+                  "torchrun reporting it)" if result.consequences else ""))
+    for number, draft in enumerate(result.drafts, 1):
+        lines += ["", *summary(number, draft)]
+    return lines
+
+
+def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,
+                 cluster: str | None, as_json: bool) -> int:
+    where = placement(root, run=run, cluster=cluster) if write else None
+    result = scan_logs(logs, now=now)
+    if result.dropped:
+        print(f"tooling: warning: more than {MAX_DRAFTS} distinct failures; {result.dropped} lines of "
+              "further ones were not drafted", file=sys.stderr)
+    created = file_all([values_for(d, where) for d in result.drafts], root=root, now=now) if where else []
+    if as_json:
+        drafts = [as_json_with(d, created[i] if created else None, root) for i, d in enumerate(result.drafts)]
+        print(json.dumps(drafts, indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(report(result)))
+    out = sys.stderr if as_json else sys.stdout
+    for path in created:
+        print(f"created {path.relative_to(root)}", file=out)
+    if where is None and result.drafts and not as_json:
+        print("\nnothing written; to file these as incidents: tooling scan LOG... --write --run RUN "
+              "(or --cluster NAME)")
+    return 0
+
+
+def as_json_with(draft: Draft, path: Path | None, root: Path) -> dict[str, Any]:
+    data = as_json(draft)
+    return {**data, "incident": str(path.relative_to(root))} if path else data
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return scan_command(root=root, now=now, logs=args.logs, write=args.write, run=args.run,
+                        cluster=args.cluster, as_json=args.json)

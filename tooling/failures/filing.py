@@ -1,0 +1,106 @@
+"""A draft in words: its title, its JSON for scripts, its summary for people, its incident fields."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tooling.failures.drafts import Draft
+from tooling.scaffold.new import new_incident
+
+MAX_TITLE = 200  # the schema's limit
+SEVERITY = "unknown"  # a log shows what failed, not what it cost the run: a person judges that
+
+
+def _names(values: list[str], limit: int = 3) -> str:
+    shown = ", ".join(values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def where(draft: Draft) -> str:
+    """" on ranks 3, 5 (node017)", " on node042", or nothing when the log does not say."""
+    nodes, ranks = sorted(draft.nodes), sorted(draft.ranks)
+    ranks_text = f"rank{'s' if len(ranks) > 1 else ''} {_names([str(r) for r in ranks])}" if ranks else ""
+    if ranks and nodes:
+        return f" on {ranks_text} ({_names(nodes)})"
+    return f" on {ranks_text or _names(nodes)}" if ranks or nodes else ""
+
+
+def code_label(draft: Draft) -> str:
+    """The code that tells this failure apart, or the one that decided its mode, if not in the title."""
+    first = draft.first.recognition if draft.first else None
+    label = draft.codes[0] if draft.codes else first.via if first and first.via[:1].isalpha() else ""
+    return "" if not label or label.lower() in draft.mode.title.lower() else f" ({label})"
+
+
+def title(draft: Draft) -> str:
+    """From the mode and the examples: 'GPU fell off the bus (Xid 79) on node042'."""
+    text = f"{draft.mode.title}{code_label(draft)}{where(draft)}"
+    return text if len(text) <= MAX_TITLE else text[:MAX_TITLE - 1] + "…"
+
+
+def stamp(draft: Draft) -> str | None:
+    at = draft.detected_at
+    return at.replace(microsecond=0).isoformat() if at else None
+
+
+def as_json(draft: Draft) -> dict[str, Any]:
+    return {
+        "title": title(draft), "failure_mode": draft.mode.id, "layer": draft.mode.layer,
+        "symptom": draft.mode.symptom, "signatures": list(draft.signatures), "codes": list(draft.all_codes),
+        "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks), "detected_at": stamp(draft),
+        "count": draft.count,
+        "logs": [{"log": log, "first_line": lines.first, "last_line": lines.last, "count": lines.count}
+                 for log, lines in draft.logs.items()],
+        "notes": draft.notes(),
+    }
+
+
+def lines_text(draft: Draft) -> str:
+    return "; ".join(f"{log} line{'s' if lines.count > 1 else ''} {lines.first}"
+                     + (f"-{lines.last} ({lines.count} lines)" if lines.count > 1 else "")
+                     for log, lines in draft.logs.items())
+
+
+def summary(number: int, draft: Draft) -> list[str]:
+    """The draft for a person: title, mode, codes, time and where in the logs, then its lines."""
+    codes = ", ".join(draft.all_codes) or "none"
+    out = [f"{number}. {title(draft)}",
+           f"   {draft.mode.id} (layer {draft.mode.layer}, symptom {draft.mode.symptom}); codes: {codes}",
+           f"   detected {stamp(draft) or 'at an unknown time'}" +
+           (f" ({'; '.join(draft.notes())})" if draft.notes() else ""),
+           f"   {lines_text(draft)}"]
+    return out + [f"   | {line}" for line in draft.signatures]
+
+
+def incident_values(draft: Draft) -> dict[str, Any]:
+    """Keyword arguments of :func:`tooling.scaffold.new.new_incident` for the draft; the caller
+    adds run (or scope and cluster), severity and whatever its flags override."""
+    notes = [f"Drafted by tooling scan from {lines_text(draft)}."]
+    if draft.all_codes:
+        notes.append(f"Codes: {', '.join(draft.all_codes)}.")
+    notes += [f"Times: {note}." for note in draft.notes()]
+    if stamp(draft) is None:
+        notes.append("So detected_at is when this was filed.")
+    links = [{"title": f"log scanned: {os.path.basename(log)}", "url": os.path.abspath(log)}
+             for log in draft.logs if log != "standard input"]
+    return {
+        "title": title(draft), "symptom": draft.mode.symptom, "layer": draft.mode.layer,
+        "signatures": list(draft.signatures), "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks),
+        "detected_at": stamp(draft),
+        "extra": {"failure_mode": draft.mode.id, "notes": " ".join(notes), "links": links},
+    }
+
+
+def file_all(incidents: list[dict[str, Any]], **common: Any) -> list[Path]:
+    """Write one incident per set of values, all or none: when one fails, those written before
+    it are removed again, so a failed command leaves the repository as it was."""
+    created: list[Path] = []
+    try:
+        for values in incidents:
+            created.append(new_incident(**common, **values))
+    except BaseException:
+        for path in created:
+            path.unlink(missing_ok=True)
+        raise
+    return created

@@ -1,0 +1,130 @@
+"""A whole import: the file and its mapping read, every row drafted, then the new rows written.
+
+Planning touches nothing: a mapping that does not validate, a JSONL line that is not an object
+or a row that cannot be filed anywhere stops the import before the first record is written.
+Writing goes through ``new_incident`` (a commented, schema-checked file under the next free id,
+created atomically). A row whose rerun key (``imported from FILE row N`` in the notes of an
+incident) is in the repository already is reported as skipped, so a rerun adds only new rows.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from tooling.errors import UserError
+from tooling.intake.fields import NAMED
+from tooling.intake.formats import EXTRA, format_of, read_table
+from tooling.intake.mapping import Mapping, bind, load_mapping
+from tooling.intake.report import Note
+from tooling.intake.rows import Draft, Reading, draft
+from tooling.intake.values import Context, empty
+from tooling.records.kinds import KINDS
+from tooling.records.layout import ids, record_files
+from tooling.records.load import load_file
+from tooling.scaffold.new import new_incident
+
+MARKER = re.compile(r"^imported from (?P<name>.+) (?P<key>row \d+|id \".*\")$", re.M)
+BOOKKEEPING = ("kind", "path")  # what an export writes beside the fields: not reported as ignored
+MAX_PROBLEMS = 20
+
+
+@dataclass
+class Plan:
+    shown: str  # the file as the report names it
+    name: str  # the file's name, as rerun keys record it
+    by_id: bool  # the logbook has an id column
+    header: list[Note] = field(default_factory=list)  # about the file: columns that feed nothing
+    drafts: list[Draft] = field(default_factory=list)
+    skipped: list[Note] = field(default_factory=list)  # empty rows
+    before: dict[tuple[str, str], str] = field(default_factory=dict)  # rerun key -> incident imported
+
+
+def imported(root: Path) -> dict[tuple[str, str], str]:
+    """(file name, 'row N' or 'id "X"') -> the incident imported from it, from the notes' markers."""
+    folder = root / KINDS["incident"].directory
+    found: dict[tuple[str, str], str] = {}
+    for path in record_files([folder]) if folder.is_dir() else []:
+        data = load_file(path).data
+        if isinstance(data, dict) and data.get("kind") == "incident" and isinstance(data.get("notes"), str):
+            for m in MARKER.finditer(data["notes"]):
+                found.setdefault((m["name"], m["key"]), str(data.get("id")))
+    return found
+
+
+def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | None, fmt: str | None) -> Plan:
+    runs = tuple(ids(root, "run"))
+    given = load_mapping(mapping_path, runs=runs) if mapping_path is not None else Mapping()
+    table = read_table(path, format_of(path, fmt), prefer=[c for cs in given.columns.values() for c in cs])
+    mapping = bind(given, table.columns, str(path))
+    plan = Plan(str(path), path.name, "id" in mapping.columns, before=imported(root))
+    used = {c for cs in mapping.columns.values() for c in cs}
+    plan.header = [Note(table.header_lines[c], "ignored", f"column {c!r}", "", "feeds no field; name it under "
+                        "columns: in a mapping to import it") for c in table.columns if c not in used
+                   and c not in BOOKKEEPING]
+    reading = Reading(plan.name, mapping, Context(mapping.values, mapping.separators, mapping.dates, runs),
+                      now.year, by_id=plan.by_id)
+    reading.known = ({json.loads(k[3:]) for n, k in plan.before if n == plan.name and k.startswith("id ")}
+                     if plan.by_id else set(ids(root, "incident")))
+    problems = []
+    for row in table.rows:
+        if all(empty(v) for c, v in row.cells.items() if c != EXTRA):
+            plan.skipped.append(Note(row.line, "skipped", "row", "", "no cell has a value"))
+            continue
+        made = draft(row, reading)
+        if isinstance(made, str):
+            problems.append(f"{plan.shown}:{row.line}: {made}")
+        else:
+            plan.drafts.append(made)
+    if problems:
+        more = f"\n... and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+        raise UserError("\n".join(problems[:MAX_PROBLEMS]) + more + "\n(nothing was imported)")
+    return plan
+
+
+@dataclass
+class Counts:
+    created: list[str] = field(default_factory=list)
+    already: int = 0
+    guesses: int = 0
+    unmapped: int = 0
+
+
+def carry_out(plan: Plan, *, root: Path, now: datetime, dry_run: bool, say: Callable[[str], None]) -> Counts:
+    """Report every row and, unless ``dry_run``, write each new one; returns what was done."""
+    counts = Counts()
+    new_ids = {json.loads(k[3:]): i for (n, k), i in plan.before.items() if n == plan.name and k.startswith("id ")}
+    for note in plan.header:
+        say(note.format(plan.shown))
+    for item in sorted([*plan.drafts, *plan.skipped], key=lambda d: d.line):
+        if isinstance(item, Note):
+            say(item.format(plan.shown))
+            continue
+        for note in item.notes:
+            say(note.format(plan.shown))
+        counts.guesses += sum(n.tag == "guess" for n in item.notes)
+        counts.unmapped += sum(n.tag == "unmapped" for n in item.notes)
+        earlier = plan.before.get((plan.name, item.key))
+        if earlier is not None:
+            counts.already += 1
+            say(Note(item.line, "skipped", item.key, "", f"imported before as {earlier}").format(plan.shown))
+        elif not dry_run:
+            path = write(item, root=root, now=now, new_ids=new_ids if plan.by_id else None)
+            counts.created.append(path.stem)
+            if item.source_id is not None:
+                new_ids[item.source_id] = path.stem
+            say(Note(item.line, "created", path.stem, "", str(path.relative_to(root))).format(plan.shown))
+    return counts
+
+
+def write(item: Draft, *, root: Path, now: datetime, new_ids: dict[str, str] | None) -> Path:
+    values = dict(item.fields)
+    for name, named in item.references.items():  # rows are written in order: earlier ones have ids
+        new = [new_ids[n] if new_ids is not None else n for n in (named if isinstance(named, list) else [named])]
+        values[name] = new if isinstance(named, list) else new[0]
+    own: dict[str, Any] = {name: values.pop(name) for name in NAMED if name in values}
+    own.setdefault("run", None)
+    return new_incident(root=root, now=now, **own, extra=values)
