@@ -16,6 +16,7 @@ from typing import Any
 from tooling.analysis.repeats import likely_repeats_of
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
+from tooling.failures.drafts import Draft
 from tooling.failures.filing import file_all, incident_values, summary
 from tooling.failures.reading import display
 from tooling.failures.scan import scan_logs
@@ -83,25 +84,31 @@ def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool 
         lines = result.logs[0].lines
         raise UserError(f"{display(log)}: no failure recognised in its {lines} line{'s' if lines != 1 else ''}; "
                         "nothing filed (file it without --from-log)")
-    asks = {ask.name: ask for ask in _asks(root)}
-    run = fill([asks["run"]], {"run": options.get("run")}, interactive=interactive)["run"]
-    given = {name: value for name, value in options.items() if value not in (None, "", [])}
-    incidents = []
-    for number, draft in enumerate(result.drafts, 1):
-        values = {**incident_values(draft), **given, "run": run}
-        if "severity" not in given:
-            if interactive or (interactive is None and sys.stdin.isatty()):
-                print("\n".join(summary(number, draft)))
-            values.update(fill([asks["severity"]], {}, interactive=interactive))
-        incidents.append(values)
     try:
-        created = file_all(incidents, root=root, now=now)
+        created = file_all(_incidents(root, result.drafts, options, interactive), root=root, now=now)
     except FieldError as exc:
         raise exc.naming(FLAGS) from None
     for path in created:
         print(f"created {path.relative_to(root)}")
         _show_likely_repeats(root, now, path.stem)
     return 0
+
+
+def _incidents(root: Path, drafts: list[Draft], options: dict[str, Any], interactive: bool | None) -> list[dict[str, Any]]:
+    """The values of each incident: the log's, overridden by the flags given; the run asked
+    once, the severity of each failure asked after showing it (all before anything is written)."""
+    asks = {ask.name: ask for ask in _asks(root)}
+    run = fill([asks["run"]], {"run": options.get("run")}, interactive=interactive)["run"]
+    given = {name: value for name, value in options.items() if value not in (None, "", [])}
+    incidents = []
+    for number, draft in enumerate(drafts, 1):
+        values = {**incident_values(draft), **given, "run": run}
+        if "severity" not in given:
+            if interactive or (interactive is None and sys.stdin.isatty()):
+                print("\n".join(summary(number, draft)))
+            values.update(fill([asks["severity"]], {}, interactive=interactive))
+        incidents.append(values)
+    return incidents
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:

@@ -31,8 +31,8 @@ def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, 
         if cluster is not None:
             spec = field_spec("incident", "cluster")
             if not re.fullmatch(spec["pattern"], cluster):
-                raise FieldError([("cluster", f"expected {spec['description'].split(',', 1)[0]}, such as "
-                                              f"rsc-1, but received {excerpt(cluster)}")])
+                raise FieldError([("cluster", "expected lower-case letters, digits and dashes, such as rsc-1, "
+                                              f"but received {excerpt(cluster)}")])
             return {"run": None, "extra": {"scope": "cluster", "cluster": cluster}}
         if run is None:
             raise UsageError("--write: expected --run RUN or --cluster NAME: where the incidents belong")
@@ -48,14 +48,17 @@ def values_for(draft: Draft, where: dict[str, Any]) -> dict[str, Any]:
 
 
 def report(result: ScanResult) -> list[str]:
-    lines = [f"{log.name}: {log.lines} lines, {log.hits} naming a failure" for log in result.logs]
-    count = len(result.drafts)
-    lines.append(f"{count} distinct failure{'s' if count != 1 else ''}" +
+    lines = [f"{log.name}: {_count(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
+    lines.append(f"{_count(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
                  (f"; {result.consequences} more lines taken as their aftermath (a rank that aborts or raises, "
                   "torchrun reporting it)" if result.consequences else ""))
     for number, draft in enumerate(result.drafts, 1):
         lines += ["", *summary(number, draft)]
     return lines
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,

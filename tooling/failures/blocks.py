@@ -54,7 +54,7 @@ def exception_line(buffer: bytearray, header: int, limit: int) -> Found | object
         if start < 0 or start >= limit:
             return INCOMPLETE
         text, following = decode(buffer, start, limit)
-        if text.startswith(prefix):
+        if line_prefix(text) == prefix:  # the same rank (or none): other ranks' lines interleave
             rest = text[len(prefix):]
             if rest.startswith(HEADER):
                 return None  # another traceback began before this one ended
@@ -79,6 +79,7 @@ class Entry:
 class Summary:
     entries: list[Entry] = field(default_factory=list)
     body: list[int] = field(default_factory=list)  # starts of its lines
+    complete: bool = True  # False when the buffer ended before the summary did
 
     @property
     def hosts(self) -> list[str]:
@@ -100,6 +101,7 @@ def torchrun_summary(buffer: bytearray, start: int, limit: int, now: datetime) -
     exit_line = (0, "")
     for walked in range(1, MAX_SUMMARY + 1):
         if start < 0 or start >= limit:
+            summary.complete = False
             break
         text, following = decode(buffer, start, limit)
         found = _FIELD.match(text)

@@ -31,6 +31,7 @@ class FailureMode:
     keywords: tuple[str, ...] = ()
     distinguish: tuple[str, ...] = ()
     generic: bool = False
+    downstream: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from tooling.failures.engine import Matcher
-from tooling.failures.signatures import normalise
+from tooling.failures.signatures import normalise, without_prefix
 
 _XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b", re.IGNORECASE)
 _ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|\b(E[A-Z]{2,12})\b", re.IGNORECASE)
@@ -27,10 +27,23 @@ _SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
 _CUDA = re.compile(r"\b(cudaError[A-Za-z]+|CU(?:BLAS|DNN|FFT|SPARSE|SOLVER)_STATUS_[A-Z_]+|CUDA_ERROR_[A-Z_]+)\b"
                    r"|CUDA error:\s*([a-z][a-z ,-]{3,80}?)(?:\s*$|\s*\(|\.|\n|;|CUDA kernel)", re.IGNORECASE)
 _NCCL = re.compile(r"\b(nccl(?:[A-Z][a-z]+)+(?:Error)?|ncclInvalid[A-Za-z]+)\b")
+# NCCL's own words for its error codes, as PyTorch prints them ("..., unhandled system error")
+_NCCL_TEXT = {"unhandled system error": "ncclSystemError", "unhandled cuda error": "ncclUnhandledCudaError",
+              "internal error": "ncclInternalError", "invalid usage": "ncclInvalidUsage",
+              "invalid argument": "ncclInvalidArgument",
+              "remote process exited or there was a network error": "ncclRemoteError"}
+_NCCL_WORDS = re.compile("|".join(re.escape(t) for t in _NCCL_TEXT), re.IGNORECASE)
+# an InfiniBand work completion's status: 12 is retry exceeded (the fabric), 4 a local protection error
+_IB = re.compile(r"completion\b.{0,80}?\b(?:status|error)\s*[=:]?\s*([0-9]{1,3})\b", re.IGNORECASE)
 _EXCEPTION = re.compile(r"(?:^|[\s\[(:])((?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt))"
                         r"(?::\s*(.*))?")
+# a message that is itself an exception: the wrapper (an assert, a re-raise) adds nothing
+_WRAPPED = re.compile(r"(?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception):")
 _WORD = re.compile(r"[a-z][a-z_]{2,}")
 _PLACEHOLDER = re.compile(r"<[a-z]+>")  # what the normaliser put where a path or an address was
+_SOURCE = re.compile(r"[\w./-]+\.(?:c|cc|cpp|cu|cuh|h|hpp|py)\b(?::[#\d]+)?")  # ProcessGroupNCCL.cpp:1515
+_TOKEN = re.compile(r"[a-z][a-z0-9_]*|[0-9]+")
+_LEADING_EXCEPTIONS = re.compile(r"^\s*(?:(?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception):\s*)+")
 
 _BY_NAME = {name: number for number, name in errno_module.errorcode.items()}
 # the C library's message for each errno, as Python prints it: "No space left on device" -> 28
@@ -54,11 +67,17 @@ class Codes:
     signal: tuple[int, ...] = ()
     cuda: tuple[str, ...] = ()
     nccl: tuple[str, ...] = ()
+    ib: tuple[int, ...] = ()  # InfiniBand work-completion status
     exception: tuple[str, ...] = ()  # "RuntimeError: first words of the message"
+    # the words and error codes of the line itself, without what varies (numbers, hosts, paths,
+    # source locations, log prefixes): what tells apart two failures of a mode that names a
+    # symptom ("nccl warn net got completion from peer with error 12" is not "... error 4")
+    message: tuple[str, ...] = ()
     all: tuple[str, ...] = field(default=(), compare=False)  # every code, as text, for explanations
 
     def __bool__(self) -> bool:
-        return bool(self.xid or self.errno or self.exit or self.signal or self.cuda or self.nccl or self.exception)
+        return bool(self.xid or self.errno or self.exit or self.signal or self.cuda or self.nccl or self.ib
+                    or self.exception)
 
     def of(self, kind: str) -> tuple[str, ...]:
         return tuple(str(v) for v in getattr(self, kind))
@@ -108,10 +127,24 @@ def message_words(text: str, limit: int = 8) -> str:
 def _exceptions(text: str) -> list[str]:
     found = []
     for match in _EXCEPTION.finditer(text):
+        message = match.group(2) or ""
+        if _WRAPPED.match(message):  # "AssertionError: ImportError: x" is the ImportError x
+            found += _exceptions(message)
+            continue
         name = match.group(1).rsplit(".", 1)[-1]
-        words = message_words(match.group(2) or "")
+        words = message_words(message)
         found.append(f"{name}: {words}" if words else name)
     return found
+
+
+def line_words(text: str, limit: int = 10) -> str:
+    """The informative words and error codes of a log line (``message`` above)."""
+    message = text
+    for _ in range(3):  # "[rank3]: AssertionError: Rank 11: x" is x, whatever the order of the wrappers
+        message = _LEADING_EXCEPTIONS.sub("", without_prefix(message))
+    plain = _PLACEHOLDER.sub(" ", _SOURCE.sub(" ", normalise(message)))
+    tokens = [t for t in _TOKEN.findall(plain) if (len(t) >= 3 and len(set(t)) > 1) or t.isdigit()]
+    return " ".join(tokens[:limit])
 
 
 def codes(text: str) -> Codes:
@@ -122,11 +155,15 @@ def codes(text: str) -> Codes:
         "exit": _unique(_exits(text)),
         "signal": _unique(_signals(text)),
         "cuda": _unique(cuda),
-        "nccl": _unique([m.group(1) for m in _NCCL.finditer(text)]),
+        "nccl": _unique([m.group(1) for m in _NCCL.finditer(text)]
+                        + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)]),
+        "ib": _unique([int(m.group(1)) for m in _IB.finditer(text)]),
         "exception": _unique(_exceptions(text)),
+        "message": _unique([line_words(text)]),
     }
     shown = [f"Xid {x}" for x in values["xid"]] + [f"errno {n} ({errno_module.errorcode.get(n, '?')})"
                                                      for n in values["errno"]]
     shown += [f"exit {n}" for n in values["exit"]] + [f"signal {n}" for n in values["signal"]]
-    shown += [*values["cuda"], *values["nccl"], *(e.split(":")[0] for e in values["exception"])]
+    shown += [*values["cuda"], *values["nccl"], *(f"IB status {n}" for n in values["ib"])]
+    shown += [e.split(":")[0] for e in values["exception"]]
     return Codes(**values, all=tuple(dict.fromkeys(shown)))

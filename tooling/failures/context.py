@@ -15,8 +15,8 @@ summary); torchrun's ``[default3]:`` and ``local_rank: 3`` are local ranks and a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone, tzinfo
 
 _MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
 _MONTH = "(" + "|".join(_MONTHS) + ")"
@@ -34,7 +34,7 @@ _UPTIME = re.compile(r"\[ *(\d+\.\d+)\]")
 # After a syslog or journald time: "node042 kernel:" or "node042 slurmd[123]:"
 _HOST_FIELD = re.compile(r" +([A-Za-z0-9][\w.-]*) +[\w./@-]+(?:\[\d+\])?: ")
 _LEVELS = {"info", "warning", "warn", "error", "debug", "critical", "fatal", "notice", "trace"}
-_NCCL = re.compile(r"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL ")
+_NCCL = re.compile(r"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?=NCCL )")
 _HOSTS = (re.compile(r"\b(?:JOB|STEP) \S+ ON (\S+) CANCELLED"), re.compile(r"srun: error: ([\w.-]+): tasks? [\d,-]+:"),
           re.compile(r"^\s*host\s*: (\S+)"))
 _RANK_TAG = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
@@ -45,8 +45,15 @@ _RANK_WORD = re.compile(r"\brank\s*[:=]?\s*(\d+)\b", re.IGNORECASE)
 class When:
     at: datetime | None  # aware; None when the log counts seconds since boot
     uptime: float | None = None
-    zone_assumed: bool = False
+    zone_assumed: bool = False  # the line gave no zone: UTC, or the zone of zone_from
     year_assumed: bool = False
+    zone_from: int | None = None  # the line whose zone a zoneless time took
+
+    def in_zone(self, zone: tuple[int, tzinfo] | None) -> When:
+        """A zoneless time read in the zone other lines of its log give: (line, zone)."""
+        if zone is None or not self.zone_assumed or self.at is None or self.zone_from is not None:
+            return self
+        return replace(self, at=self.at.replace(tzinfo=zone[1]), zone_from=zone[0])
 
 
 @dataclass(frozen=True)
@@ -122,22 +129,9 @@ def leading_time(line: str, now: datetime) -> When | None:
 
 
 def context(line: str, now: datetime) -> Context:
+    """When, where and by which rank a line was written, as far as the line itself says."""
     rank, pos = _lead(line)
-    pos = _skip(line, pos)
-    start = pos
-    when, pos = time_at(line, pos, now)
-    span = (start, pos) if when else (0, 0)
-    host = None
-    if when is not None and when.uptime is None and (field := _HOST_FIELD.match(line, pos)):
-        if field.group(1).lower() not in _LEVELS:
-            host, pos = field.group(1), field.end()
-    if when is not None and (rest := _GLOG_REST.match(line, pos)):
-        pos = rest.end()
-    pos = _skip(line, pos)
-    if when is not None and when.uptime is None and (uptime := _UPTIME.match(line, pos)):
-        pos = _skip(line, uptime.end())  # "kernel: [812345.678901] NVRM: ..." under a syslog time
-    if nccl := _NCCL.match(line, pos):
-        host, pos = host or nccl.group(1), nccl.end()
+    when, span, host, pos = _prefix(line, _skip(line, pos), now)
     if when is None and (anywhere := _ISO.search(line, pos)):  # SLURM's "CANCELLED AT 2026-11-02T05:00:00"
         when, end = time_at(line, anywhere.start(), now)
         span = (anywhere.start(), end) if when else span
@@ -146,6 +140,37 @@ def context(line: str, now: datetime) -> Context:
         found = _RANK_TAG.search(line, pos) or _RANK_WORD.search(line, pos)
         rank = int(found.group(1)) if found else None
     return Context(when, host, rank, span, pos)
+
+
+def _prefix(line: str, pos: int, now: datetime) -> tuple[When | None, tuple[int, int], str | None, int]:
+    """The time a line starts with, where it is, the host after it (syslog) or after NCCL's
+    prefix, and where the message starts."""
+    start = pos
+    when, pos = time_at(line, pos, now)
+    span, host = ((start, pos) if when else (0, 0)), None
+    if when is not None and (rest := _GLOG_REST.match(line, pos)):
+        pos = rest.end()
+    elif when is not None and when.uptime is None and (field := _HOST_FIELD.match(line, pos)):
+        if field.group(1).lower() not in _LEVELS:
+            host, pos = field.group(1), field.end()
+    pos = _skip(line, pos)
+    if when is not None and when.uptime is None and (uptime := _UPTIME.match(line, pos)):
+        pos = _skip(line, uptime.end())  # "kernel: [812345.678901] NVRM: ..." under a syslog time
+    if nccl := _NCCL.match(line, pos):
+        host, pos = host or nccl.group(1), nccl.end()
+    return when, span, host, pos
+
+
+def log_zone(lines: list[str], now: datetime) -> tuple[int, tzinfo] | None:
+    """(line number, zone) of the first of ``lines`` whose time has a zone: a log whose lines
+    mostly give none (glog, syslog) often has some that do (Python's logging with %z)."""
+    for number, line in enumerate(lines, 1):
+        found = _ISO.search(line)
+        if found and found.group(8):
+            when, _ = time_at(line, found.start(), now)
+            if when is not None and when.at is not None:
+                return number, when.at.tzinfo  # type: ignore[return-value]
+    return None
 
 
 def line_prefix(line: str) -> str:

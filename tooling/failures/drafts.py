@@ -1,37 +1,38 @@
 """Drafts of incidents, one per distinct failure found in logs, built hit by hit in bounded memory.
 
 A distinct failure is a failure mode with its distinguishing codes (see
-:attr:`~tooling.failures.recognise.Recognition.distinguishing`): two NCCL timeouts on two ranks
-are one failure, two different CUDA errors are two.
-
-Aftermath: when a rank dies of anything, it then raises or aborts, and torchrun reports that its
-child failed. Those lines explain nothing new, so a line of an *aftermath* mode (the generic
-catch-alls, and process.abort: NCCL's watchdog tears a rank down with SIGABRT) is taken as a
-consequence of the failure before it when a line of a more specific level came earlier in the
-same log, at most :data:`WINDOW` earlier when both lines have a time. Such lines are counted, not
-drafted; aftermath with nothing before it to explain it is drafted like any failure.
+:attr:`~tooling.failures.recognise.Recognition.distinguishing`; the words of a line, which tell
+incidents apart, do not split a scan's lines: see :func:`failure`): two NCCL timeouts on two ranks
+are one failure, two different CUDA errors are two. Lines that are only the aftermath of another
+failure (:mod:`tooling.failures.aftermath`) are counted, not drafted.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from tooling.failures.aftermath import WINDOW, Aftermath
 from tooling.failures.catalogue import FailureMode
 from tooling.failures.context import When
 from tooling.failures.recognise import Recognition
+from tooling.failures.signatures import normalise
 
-# A rank that died raises or aborts (1); torchrun then reports its child failed (2).
-AFTERMATH = {"software.bug": 1, "process.abort": 1, "process.child-failed": 2}
-WINDOW = timedelta(minutes=15)
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
 MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not incidents
+# "message" (the words of a line) tells incidents apart; but one failure writes lines of many
+# words (a watchdog timeout: "Watchdog caught...", "Some NCCL operations have failed...",
+# "what(): ..."), so within a scan only codes split the lines of a mode into failures.
+WORDS = "message"
 
 
-def level(mode: FailureMode) -> int:
-    """0 for a failure that explains itself; higher for aftermath further down the chain."""
-    return AFTERMATH.get(mode.id, 2 if mode.generic else 0)
+def failure(recognition: Recognition) -> tuple[str, tuple[str, ...]]:
+    """The distinct failure a recognised line belongs to: its mode and distinguishing codes."""
+    mode = recognition.mode
+    assert mode is not None, "only recognised lines are failures"
+    return mode.id, tuple(value for kind in mode.distinguish if kind != WORDS
+                          for value in recognition.codes.of(kind)[:1])
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Hit:
     log: str
     line: int
     text: str  # the line, verbatim but for control characters (see tooling.failures.scan.clean)
-    form: str  # its message normalised: two lines of one form say the same thing
+    message: str  # the text after the prefixes that say when, where and who
     recognition: Recognition
     when: When | None
     time_from: int | None  # the line whose time it has, when not its own
@@ -67,14 +68,18 @@ class Draft:
     logs: dict[str, Lines] = field(default_factory=dict)
     count: int = 0
     first: Hit | None = None  # the earliest hit with an absolute time (else the first hit)
+    last_at: datetime | None = None  # of the latest hit
 
     def add(self, hit: Hit) -> None:
         self.count += 1
+        self.last_at = hit.when.at if hit.when and hit.when.at else self.last_at
         lines = self.logs.setdefault(hit.log, Lines(hit.line, hit.line))
         lines.last, lines.count = hit.line, lines.count + 1
-        if hit.form not in self.forms and len(self.forms) < MAX_SIGNATURES:
-            self.forms.append(hit.form)
-            self.signatures.append(hit.text)
+        if len(self.forms) < MAX_SIGNATURES:  # normalised only while there is room: it costs
+            form = normalise(hit.message)  # two lines of one form say the same thing
+            if form not in self.forms:
+                self.forms.append(form)
+                self.signatures.append(hit.text)
         for mapping, values, limit in ((self.all_codes, hit.recognition.codes.all, MAX_CODES),
                                        (self.nodes, hit.nodes, MAX_NAMES), (self.ranks, hit.ranks, MAX_NAMES)):
             for value in values:
@@ -97,7 +102,10 @@ class Draft:
         notes = []
         if hit.time_from is not None:
             notes.append(f"its time is that of line {hit.time_from} of {hit.log}, the last timestamped line before it")
-        if when.zone_assumed:
+        if when.zone_assumed and when.zone_from is not None:
+            notes.append(f"its line gives no time zone: taken as {when.at.strftime('%z')[:3]}:{when.at.strftime('%z')[3:]}, "
+                         f"the zone of line {when.zone_from} of {hit.log}")
+        elif when.zone_assumed:
             notes.append("the log gives no time zone: taken as UTC")
         if when.year_assumed:
             notes.append(f"the log gives no year: taken as {when.at.year}")
@@ -111,36 +119,47 @@ def _earlier(hit: Hit, than: Hit) -> bool:
 
 @dataclass
 class DraftBook:
-    """The drafts of one scan; :meth:`add` each hit in log order, :meth:`start` each log."""
+    """The drafts of one scan; :meth:`add` each hit in log order, :meth:`finish` each log."""
     drafts: dict[tuple[str, tuple[str, ...]], Draft] = field(default_factory=dict)
-    consequences: int = 0  # aftermath lines taken as consequences of an earlier failure
     dropped: int = 0  # lines of failures past MAX_DRAFTS
-    _latest: dict[int, datetime | None] = field(default_factory=dict)  # per level, in the current log
+    aftermath: Aftermath = field(default_factory=Aftermath)
+    _places: list[tuple[str, int, str, datetime | None]] = field(default_factory=list)
 
-    def start(self) -> None:
-        self._latest.clear()
+    @property
+    def consequences(self) -> int:
+        """Lines taken as the aftermath of another failure."""
+        return self.aftermath.explained
 
     def add(self, hit: Hit) -> None:
+        for ready in self.aftermath.see(hit):
+            self._draft(ready)
+
+    def finish(self) -> None:
+        for ready in self.aftermath.finish():
+            self._draft(ready)
+
+    def _draft(self, hit: Hit) -> None:
         mode = hit.recognition.mode
         assert mode is not None, "only recognised lines are hits"
-        rank = level(mode)
-        at = hit.when.at if hit.when else None
-        if rank and self._explained(rank, at):
-            self.consequences += 1
-            return
-        self._latest[rank] = at
-        key = (mode.id, hit.recognition.distinguishing)
+        key = failure(hit.recognition)
         if key not in self.drafts and len(self.drafts) >= MAX_DRAFTS:
             self.dropped += 1
             return
         self.drafts.setdefault(key, Draft(mode, key[1])).add(hit)
 
-    def _explained(self, rank: int, at: datetime | None) -> bool:
-        return any(lower < rank and (at is None or cause is None or abs(at - cause) <= WINDOW)
-                   for lower, cause in self._latest.items())
+    def locate(self, log: str, rank: int, host: str, at: datetime | None) -> None:
+        """torchrun's summary says which host a failed rank ran on: drafts of that rank in this
+        log, seen at most WINDOW before, learn its host (when the scan ends: some wait)."""
+        if len(self._places) < MAX_NAMES:
+            self._places.append((log, rank, host, at))
 
     def result(self) -> list[Draft]:
         """The drafts in the order their failures were first seen."""
+        for log, rank, host, at in self._places:
+            for draft in self.drafts.values():
+                recent = at is None or draft.last_at is None or abs(at - draft.last_at) <= WINDOW
+                if rank in draft.ranks and log in draft.logs and recent and len(draft.nodes) < MAX_NAMES:
+                    draft.nodes[host] = None
         return sorted(self.drafts.values(), key=_order)
 
 

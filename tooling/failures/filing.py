@@ -9,6 +9,7 @@ from tooling.failures.drafts import Draft
 from tooling.scaffold.new import new_incident
 
 MAX_TITLE = 200  # the schema's limit
+MAX_LABEL = 100  # characters of an exception's message in a title
 SEVERITY = "unknown"  # a log shows what failed, not what it cost the run: a person judges that
 
 
@@ -18,7 +19,7 @@ def _names(values: list[str], limit: int = 3) -> str:
 
 
 def where(draft: Draft) -> str:
-    """" on ranks 3, 5 (node017)", " on node042", or nothing when the log does not say."""
+    """Where, for a title: ' on ranks 3, 5 (node017)', ' on node042', or nothing when the log does not say."""
     nodes, ranks = sorted(draft.nodes), sorted(draft.ranks)
     ranks_text = f"rank{'s' if len(ranks) > 1 else ''} {_names([str(r) for r in ranks])}" if ranks else ""
     if ranks and nodes:
@@ -27,9 +28,14 @@ def where(draft: Draft) -> str:
 
 
 def code_label(draft: Draft) -> str:
-    """The code that tells this failure apart, or the one that decided its mode, if not in the title."""
+    """The code that tells this failure apart, or the one that decided its mode, if not in the
+    title; an exception as its first example words it (the code keeps only some of its words)."""
     first = draft.first.recognition if draft.first else None
     label = draft.codes[0] if draft.codes else first.via if first and first.via[:1].isalpha() else ""
+    name = label.split(":", 1)[0]
+    if "exception" in draft.mode.distinguish and draft.first and name and name in draft.first.text:
+        label = draft.first.text[draft.first.text.index(name):].strip()
+        label = label if len(label) <= MAX_LABEL else label[:MAX_LABEL - 1] + "…"
     return "" if not label or label.lower() in draft.mode.title.lower() else f" ({label})"
 
 
@@ -79,7 +85,7 @@ def incident_values(draft: Draft) -> dict[str, Any]:
     notes = [f"Drafted by tooling scan from {lines_text(draft)}."]
     if draft.all_codes:
         notes.append(f"Codes: {', '.join(draft.all_codes)}.")
-    notes += [f"Times: {note}." for note in draft.notes()]
+    notes.append(f"Times: {'; '.join(draft.notes())}.")
     if stamp(draft) is None:
         notes.append("So detected_at is when this was filed.")
     links = [{"title": f"log scanned: {os.path.basename(log)}", "url": os.path.abspath(log)}

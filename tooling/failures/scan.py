@@ -11,23 +11,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 from tooling.failures import blocks
 from tooling.failures.catalogue import catalogue
-from tooling.failures.context import Context, When, context, leading_time
+from tooling.failures.context import Context, When, context, leading_time, log_zone
 from tooling.failures.drafts import Draft, DraftBook, Hit
 from tooling.failures.engine import Matcher
-from tooling.failures.reading import Chunks, display, open_log
+from tooling.failures.reading import CHUNK, Chunks, display, open_log
 from tooling.failures.recognise import Recognition, recogniser
-from tooling.failures.signatures import normalise
 from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
 LOOK_BACK = 50  # lines searched above a line without a time for the time it happened at
+INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
 
 
@@ -39,18 +39,34 @@ class LogStats:
 
 
 @dataclass(frozen=True)
+class _Line:
+    """A flagged line: its text, what it says of itself, where it starts in the buffer, its number."""
+    text: str
+    where: Context
+    start: int
+    line: int
+
+
+@dataclass(frozen=True)
 class ScanResult:
     drafts: list[Draft]
     logs: list[LogStats]
-    consequences: int  # lines taken as the aftermath of a failure drafted (see drafts.AFTERMATH)
+    consequences: int  # lines taken as the aftermath of another failure (see tooling.failures.aftermath)
     dropped: int  # lines of failures beyond drafts.MAX_DRAFTS
+
+
+# Lines that carry a code a mode may own (Xid 48, [Errno 122], exit code 137) whatever their
+# words: recognise() decides from the code, and drops the line when no mode owns it.
+CARRIERS = (r"\bxid\b", r"errno", r"exit ?(code|status)|exitcode|exited with")
+ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
 
 
 @lru_cache(maxsize=1)
 def matcher() -> Matcher:
-    """Every recogniser of the catalogue and the start of a traceback, in one automaton."""
+    """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
+    automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, blocks.TRACEBACK_PATTERN])
+    return Matcher([*patterns, *CARRIERS, blocks.TRACEBACK_PATTERN])
 
 
 @lru_cache(maxsize=4096)
@@ -59,10 +75,11 @@ def recognise_line(key: str) -> Recognition:
     return recogniser().line(key)
 
 
-def clean(raw: bytes) -> str:
+def clean(line: str) -> str:
     """A line as text a record may hold: terminal colour codes dropped, a tab made a space, other
-    control characters (and bytes that are not UTF-8) made U+FFFD, cut at MAX_LINE characters."""
-    text = _ANSI.sub("", raw.decode("utf-8", "replace").rstrip("\r\n")).replace("\t", " ")
+    control characters made U+FFFD (as bytes that are not UTF-8 already are), cut at MAX_LINE
+    characters."""
+    text = _ANSI.sub("", line).replace("\t", " ")
     if len(text) > MAX_LINE:
         text = text[:MAX_LINE] + " …"
     while (bad := first_bad(text)) is not None:
@@ -70,14 +87,14 @@ def clean(raw: bytes) -> str:
     return text
 
 
-def scan_logs(paths: Sequence[Path], *, now: datetime) -> ScanResult:
+def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:
     """Drafts of every distinct failure in the logs (``-``: standard input), in bounded memory."""
     book = DraftBook()
     stats = []
     for path in paths:
-        book.start()
         with open_log(path) as stream:
-            stats.append(_Scanner(Chunks(stream, display(path)), book, now).run())
+            stats.append(_Scanner(Chunks(stream, display(path), chunk), book, now).run())
+        book.finish()
     return ScanResult(book.result(), stats, book.consequences, book.dropped)
 
 
@@ -87,13 +104,19 @@ class _Scanner:
         self.line = 1  # number of the line at the start of the buffer
         self.hits = 0
         self.last_time: tuple[int, int, When] | None = None  # (offset in the log, line, time)
+        self.zone: tuple[int, tzinfo] | None = None  # (line, zone) for the times that give none
+        self.deferrable = False  # whether the line at hand may wait for the next chunk
 
     def run(self) -> LogStats:
         chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
+            if chunks.offset == 0:
+                head = bytes(chunks.buffer[:min(usable, 256 << 10)]).decode("utf-8", "replace")
+                self.zone = log_zone(head.split("\n", ZONE_SAMPLE)[:ZONE_SAMPLE], self.now)
             done = self._chunk(usable)
             self.line += chunks.buffer.count(b"\n", 0, done)
             unfinished = chunks.buffer[done - 1] != ord("\n")
+            self.last_time = self._search_time(done, self.line, 0)  # what the next chunk's lines inherit
             chunks.consume(done)
         return LogStats(chunks.name, self.line - 1 + unfinished, self.hits)
 
@@ -107,84 +130,99 @@ class _Scanner:
         for start in starts:
             line += buffer.count(b"\n", cursor, start)
             cursor = start
-            if start not in skip and self._line(start, line, usable, skip) is blocks.INCOMPLETE:
-                if start > 0 and not self.chunks.eof:
-                    return start
+            self.deferrable = start > 0 and not self.chunks.eof
+            if start not in skip and self._line(start, line, usable, skip):
+                return start
         return usable
 
-    def _line(self, start: int, line: int, limit: int, skip: set[int]) -> object:
+    def _line(self, start: int, line: int, limit: int, skip: set[int]) -> bool:
+        """Read one flagged line (and the block it opens); True: the block is cut by the end of
+        the buffer and the line must wait for the next chunk."""
         buffer = self.chunks.buffer
         text = clean(blocks.decode(buffer, start, limit)[0])
         where = context(text, self.now)
         when, time_from = self._time(where.when, start, line)
         if blocks.is_traceback(text):
             found = blocks.exception_line(buffer, start, limit)
-            if isinstance(found, blocks.Found):
-                skip.update(found.body, (found.start,))
-                since = time_from if time_from is not None else line
-                self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
-            return found
+            if not isinstance(found, blocks.Found):
+                return found is blocks.INCOMPLETE and self.deferrable  # else given up: no exception line
+            skip.update(found.body, (found.start,))
+            since = time_from if time_from is not None else line
+            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
+        if text.startswith(INFO, where.message):
+            return False  # NCCL reports failures as WARN; its INFO lines quote library errors it got past
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
-        if recognition.mode is not None:
-            self._hit(text, where, recognition, (when, time_from), start, line, limit, skip)
-        return None
+        return recognition.mode is not None and self._hit(
+            _Line(text, where, start, line), recognition, (when, time_from), limit, skip)
 
     def _exception(self, start: int, line: int, limit: int, skip: set[int],
-                   header_time: tuple[When | None, int | None]) -> None:
+                   header_time: tuple[When | None, int | None]) -> bool:
         """A traceback's last line is its signature: the exception, whatever its mode."""
         text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
         where = context(text, self.now)
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
         if recognition.mode is None:  # an exception nothing in the catalogue names: a bug
             recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
-        if recognition.mode is not None:
-            when = (where.when, None) if where.when and where.when.at else header_time
-            self._hit(text, where, recognition, when, start, line, limit, skip)
+        when = (where.when, None) if where.when and where.when.at else header_time
+        return recognition.mode is not None and self._hit(_Line(text, where, start, line), recognition, when,
+                                                          limit, skip)
 
-    def _hit(self, text: str, where: Context, recognition: Recognition, when: tuple[When | None, int | None],
-             start: int, line: int, limit: int, skip: set[int]) -> None:
-        nodes = [where.host] if where.host else []
-        ranks = [where.rank] if where.rank is not None else []
-        entries: list[blocks.Entry] = []
-        if "ChildFailedError" in text:
-            summary = blocks.torchrun_summary(self.chunks.buffer, self.chunks.buffer.find(b"\n", start, limit) + 1,
+    def _hit(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
+             skip: set[int]) -> bool:
+        nodes = [at.where.host] if at.where.host else []
+        ranks = [at.where.rank] if at.where.rank is not None else []
+        summary = None
+        if "ChildFailedError" in at.text:
+            summary = blocks.torchrun_summary(self.chunks.buffer, self.chunks.buffer.find(b"\n", at.start, limit) + 1,
                                               limit, self.now)
+            if not summary.complete and self.deferrable:
+                return True  # read again, whole, with the next chunk
             skip.update(summary.body)
-            nodes, ranks, entries = nodes + summary.hosts, ranks + summary.ranks, summary.entries
-            if when[0] is None and summary.when is not None:
-                when = (summary.when, None)
-        self._add(line, text, normalise(text[where.message:]), recognition, when, nodes, ranks)
-        for entry in entries:  # "exitcode  : -9" says how a rank died (here: killed, out of memory)
+            nodes, ranks = nodes + summary.hosts, ranks + summary.ranks
+            when = (summary.when, None) if when[0] is None and summary.when else when
+        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, nodes, ranks)
+        if summary is not None:
+            self._ranks_died(summary, at.line, when)
+        return False
+
+    def _ranks_died(self, summary: blocks.Summary, line: int, when: tuple[When | None, int | None]) -> None:
+        """torchrun's summary: where each failed rank ran, and how it died ("exitcode  : -9": killed,
+        most often for memory), a failure of its own when a mode owns that exit status."""
+        for entry in summary.entries:
+            if entry.hosts and entry.ranks:
+                self.book.locate(self.chunks.name, entry.ranks[0], entry.hosts[0], entry.when.at if entry.when else None)
             died = recognise_line(entry.text)
             if died.mode is not None and entry.text:
-                self._add(line + entry.lines, clean(entry.text), normalise(entry.text), died,
+                self._add(line + entry.lines, clean(entry.text), entry.text.strip(), died,
                           (entry.when, None) if entry.when else when, list(entry.hosts), list(entry.ranks))
 
-    def _add(self, line: int, text: str, form: str, recognition: Recognition,
+    def _add(self, line: int, text: str, message: str, recognition: Recognition,
              when: tuple[When | None, int | None], nodes: list[str], ranks: list[int]) -> None:
         self.hits += 1
-        self.book.add(Hit(self.chunks.name, line, text, form, recognition, when[0], when[1],
+        at = when[0].in_zone(self.zone) if when[0] else None
+        self.book.add(Hit(self.chunks.name, line, text, message, recognition, at, when[1],
                           tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks))))
 
     def _time(self, own: When | None, start: int, line: int) -> tuple[When | None, int | None]:
         """The line's own time, else that of the nearest line above it that has one (a
         traceback's last line has no time; the step log above it does)."""
-        offset = self.chunks.offset
         if own is not None and own.at is not None:
-            self.last_time = (offset + start, line, own)
+            self.last_time = (self.chunks.offset + start, line, own)
             return own, None
-        known = self.last_time if self.last_time and self.last_time[0] >= offset else None
-        lo = known[0] - offset if known else 0
-        end = start
+        known = self.last_time
+        lo = max(0, known[0] - self.chunks.offset) if known else 0
+        self.last_time = self._search_time(start, line, lo)
+        return (self.last_time[2], self.last_time[1]) if self.last_time else (own, None)
+
+    def _search_time(self, end: int, line: int, lo: int) -> tuple[int, int, When] | None:
+        """The last timestamped line among the LOOK_BACK lines that end at ``end``, stopping at
+        ``lo``, where the line of :attr:`last_time` starts (or the buffer, which it precedes)."""
         for back in range(1, LOOK_BACK + 1):
             if end <= lo:
-                break
+                return self.last_time
             begin = self.chunks.buffer.rfind(b"\n", 0, end - 1) + 1
             found = leading_time(blocks.decode(self.chunks.buffer, begin, end)[0], self.now)
             if found is not None and found.at is not None:
-                self.last_time = (offset + begin, line - back, found)
-                return found, line - back
+                return self.chunks.offset + begin, line - back, found
             end = begin
-        if known is not None and end <= lo:
-            return known[2], known[1]
-        return own, None
+        return None

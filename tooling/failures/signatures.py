@@ -97,3 +97,14 @@ def looks_like_an_error(line: str) -> bool:
     """Whether a line says something failed: the only lines worth grouping by their words
     (a healthy step line pasted as context would make every incident look alike)."""
     return bool(_ERROR_WORDS.search(line)) and not is_boilerplate(line)
+
+
+# A training framework's progress report ("iteration 7010/159576 | lm loss: 6.4 | grad norm: nan |",
+# "step 1200 | loss 2.31 | lr 3e-4"): pasted as context, it tells nothing about which failure it was.
+_PROGRESS = re.compile(r"\b(?:iteration|iter|step|global_step)\s*[:=]?\s*\d+\s*(?:/\s*\d+)?\s*[|,]"
+                       r"|\|\s*(?:lm )?loss[: ]", re.IGNORECASE)
+
+
+def is_progress(line: str) -> bool:
+    """Whether a line is a progress report of the training loop, not an error message."""
+    return bool(_PROGRESS.search(line))

@@ -20,8 +20,8 @@ _ORD = r"(?:st|nd|rd|th)?"
 _TIME = r"(?:(?:[Tt]|\s+|,\s*)(?P<H>\d{1,2}):(?P<M>\d{2})(?::(?P<S>\d{2}))?)?\s*(?P<zone>Z|UTC|GMT|[+-]\d{2}:?\d{2})?"
 _ISO = re.compile(r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})" + _TIME, re.I)
 _NUMERIC = re.compile(r"(?P<a>\d{1,2})[-/.](?P<b>\d{1,2})[-/.](?P<y>\d{4})" + _TIME, re.I)
-_NAMED = re.compile(rf"(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?)?{_MONTH}\s*(?:(?P<d2>\d{{1,2}}){_ORD},?\s+)?,?\s*(?P<y>\d{{4}})"
-                    + _TIME, re.I)
+_NAMED = re.compile(rf"(?:(?P<d1>\d{{1,2}}){_ORD}\s+(?:of\s+)?)?{_MONTH}\s*"  # 14 June, 14th of June, June
+                    rf"(?:(?P<d2>\d{{1,2}}){_ORD},?\s+)?,?\s*(?P<y>\d{{4}})" + _TIME, re.I)  # June 14, 2022
 _MONTH_YEAR = re.compile(r"(?P<y>\d{4})[-/.](?P<m>\d{1,2})|(?P<m2>\d{1,2})[-/.](?P<y2>\d{4})")
 _YEAR = re.compile(r"(?<!\d)(?P<y>\d{4})(?!\d)")
 
@@ -154,13 +154,13 @@ def _year(text: str, *, full: bool) -> Reading | None:
 
 def _somewhere(text: str, rules: DateRules) -> Reading:
     """The most precise date found inside other words ('~2022-06-14', 'Q3 2022', '2022-02-30')."""
-    for precision, find in (("day", lambda: _iso(text, rules, full=False) or _numeric(text, rules, full=False)
-                             or _named(text, rules, full=False)),
-                            ("month", lambda: _month_year(text, full=False)),
-                            ("year", lambda: _year(text, full=False))):
+    for find in (lambda: _iso(text, rules, full=False) or _numeric(text, rules, full=False)
+                 or _named(text, rules, full=False),
+                 lambda: _month_year(text, full=False),
+                 lambda: _year(text, full=False)):
         found = find()
         if found is not None and found.value is not None:
-            kept = "the time" if len(found.value) > 10 else f"the {precision}"
+            kept = {4: "the year", 7: "the month", 10: "the day"}.get(len(found.value), "the time")
             return Reading(found.value, _join(f"only {kept} could be read from {text!r}", found.guess))
     return Reading(None, f"no date could be read from {text!r}")
 

@@ -91,7 +91,7 @@ def _csv(path: Path, text: str) -> Table:
             cells = next(reader, None)
             if cells is None:
                 break
-            if not any(c.strip() for c in cells):
+            if not cells:  # a blank line; a row of empty cells is reported by the import
                 continue
             if table is None:
                 table = _header(path, [c.strip() for c in cells], start)
@@ -122,7 +122,7 @@ def _cells(columns: list[str], values: list[str]) -> dict[str, Any]:
 
 def _jsonl(path: Path, text: str) -> Table:
     table, errors = Table([], {}), []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # not splitlines: U+2028 is text inside JSON
         if not line.strip():
             continue
         try:

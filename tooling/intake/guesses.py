@@ -68,11 +68,8 @@ def failure_mode(g: Guessing) -> None:
         g.fill("failure_mode", seen.mode.id, f"recognised from the log line {line[:60]!r} by {seen.via}")
         return
     modes = [m for m in suggest(g.text) if not m.generic]
-    if len(modes) == 1:
-        g.fill("failure_mode", modes[0].id, f"a guess: the only failure mode the text suggests ({modes[0].title})")
-    elif modes:
-        names = ", ".join(m.id for m in modes[:4])
-        g.guesses.append(("failure_mode", "none", f"the text suggests several ({names}); left for a person"))
+    if len(modes) == 1:  # several: none is picked, a person decides
+        g.fill("failure_mode", modes[0].id, "the only failure mode the text suggests")
 
 
 def symptom(g: Guessing) -> None:
@@ -116,7 +113,9 @@ def status(g: Guessing) -> None:
 
 
 def title(g: Guessing, where: str) -> None:
-    given = " ".join(str(g.fields.get("title", "")).split())
+    given = " ".join(str(g.fields.get("title", "")).split())  # one line, whatever the cell held
+    if given:
+        g.fields["title"] = given
     if len(given) >= 5:
         if len(given) > 200:
             g.fill("title", _first_words(given, 200), "the title was longer than 200 characters; "
@@ -124,16 +123,18 @@ def title(g: Guessing, where: str) -> None:
         return
     words = _first_words(g.description, TITLE_WORDS)
     if given and words:
-        g.fill("title", f"{given}: {words}", "the title is shorter than 5 characters; the description's first words added")
+        g.fill("title", f"{given}: {words}",
+               "the title is shorter than 5 characters; the description's first words added")
     elif given:
-        g.fill("title", f"{given} on {where}, {g.fields['detected_at']}",
+        g.fill("title", f"{given} on {where}, {day_of(g.fields['detected_at'])}",
                "the title is shorter than 5 characters; where and when added")
     elif len(words) >= 5:
         g.fill("title", words, "the first words of the description")
     else:
         mode = catalogue().get(g.fields.get("failure_mode", ""))
         what = mode.title if mode else f"{g.fields['symptom'].capitalize()} incident"
-        g.fill("title", f"{what} on {where}, {g.fields['detected_at']}", "no title and no description")
+        why = "no title, and a description too short for one" if words else "no title and no description"
+        g.fill("title", f"{what} on {where}, {day_of(g.fields['detected_at'])}", why)
 
 
 def _first_words(text: str, limit: int) -> str:
@@ -158,17 +159,17 @@ def occurrences(g: Guessing) -> None:
         g.fill("occurrences", count, f"the text says {found.group(0)!r}")
 
 
-def out_of_order(fields: dict[str, Any]) -> list[str]:
-    """The times that come before the one they must follow (started <= detected <= mitigated <=
-    resolved), latest first: each is dropped and kept in notes by the caller."""
+def out_of_order(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """(time, the one it must follow) for each time before the one it must follow (started <=
+    detected <= mitigated <= resolved): each is dropped and kept in notes by the caller."""
     bad = []
     if "started_at" in fields and same_or_later(fields["started_at"], fields["detected_at"]) is False:
-        bad.append("started_at")
+        bad.append(("started_at", "detected_at"))
     earlier = "detected_at"
     for name in ("mitigated_at", "resolved_at"):
         if name in fields:
             if same_or_later(fields[earlier], fields[name]) is False:
-                bad.append(name)
+                bad.append((name, earlier))
             else:
                 earlier = name
     return bad

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from tooling.errors import UserError
 from tooling.intake.fields import NAMED
-from tooling.intake.formats import EXTRA, format_of, read_table
+from tooling.intake.formats import EXTRA, Row, format_of, read_table
 from tooling.intake.mapping import Mapping, bind, load_mapping
 from tooling.intake.report import Note
 from tooling.intake.rows import Draft, Reading, draft
@@ -55,6 +55,12 @@ def imported(root: Path) -> dict[tuple[str, str], str]:
     return found
 
 
+def ids_imported(before: dict[tuple[str, str], str], name: str) -> dict[str, str]:
+    """Logbook id -> incident, for the rows of the file ``name`` imported by id before."""
+    return {json.loads(key[3:]): incident for (file, key), incident in before.items()
+            if file == name and key.startswith("id ")}
+
+
 def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | None, fmt: str | None) -> Plan:
     runs = tuple(ids(root, "run"))
     given = load_mapping(mapping_path, runs=runs) if mapping_path is not None else Mapping()
@@ -63,14 +69,19 @@ def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | N
     plan = Plan(str(path), path.name, "id" in mapping.columns, before=imported(root))
     used = {c for cs in mapping.columns.values() for c in cs}
     plan.header = [Note(table.header_lines[c], "ignored", f"column {c!r}", "", "feeds no field; name it under "
-                        "columns: in a mapping to import it") for c in table.columns if c not in used
-                   and c not in BOOKKEEPING]
+                        "columns: in a mapping to import it") for c in table.columns
+                   if c not in used and c not in BOOKKEEPING]
     reading = Reading(plan.name, mapping, Context(mapping.values, mapping.separators, mapping.dates, runs),
                       now.year, by_id=plan.by_id)
-    reading.known = ({json.loads(k[3:]) for n, k in plan.before if n == plan.name and k.startswith("id ")}
-                     if plan.by_id else set(ids(root, "incident")))
+    reading.known = set(ids_imported(plan.before, plan.name) if plan.by_id else ids(root, "incident"))
+    _draft_rows(plan, table.rows, reading)
+    return plan
+
+
+def _draft_rows(plan: Plan, rows: list[Row], reading: Reading) -> None:
+    """Every row drafted; a row that cannot be filed anywhere stops the import (all of them listed)."""
     problems = []
-    for row in table.rows:
+    for row in rows:
         if all(empty(v) for c, v in row.cells.items() if c != EXTRA):
             plan.skipped.append(Note(row.line, "skipped", "row", "", "no cell has a value"))
             continue
@@ -82,7 +93,6 @@ def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | N
     if problems:
         more = f"\n... and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
         raise UserError("\n".join(problems[:MAX_PROBLEMS]) + more + "\n(nothing was imported)")
-    return plan
 
 
 @dataclass
@@ -96,22 +106,23 @@ class Counts:
 def carry_out(plan: Plan, *, root: Path, now: datetime, dry_run: bool, say: Callable[[str], None]) -> Counts:
     """Report every row and, unless ``dry_run``, write each new one; returns what was done."""
     counts = Counts()
-    new_ids = {json.loads(k[3:]): i for (n, k), i in plan.before.items() if n == plan.name and k.startswith("id ")}
+    new_ids = ids_imported(plan.before, plan.name)
     for note in plan.header:
         say(note.format(plan.shown))
     for item in sorted([*plan.drafts, *plan.skipped], key=lambda d: d.line):
         if isinstance(item, Note):
             say(item.format(plan.shown))
             continue
+        earlier = plan.before.get((plan.name, item.key))
+        if earlier is not None:  # its guesses were reported when it was imported
+            counts.already += 1
+            say(Note(item.line, "skipped", item.key, "", f"imported before as {earlier}").format(plan.shown))
+            continue
         for note in item.notes:
             say(note.format(plan.shown))
         counts.guesses += sum(n.tag == "guess" for n in item.notes)
         counts.unmapped += sum(n.tag == "unmapped" for n in item.notes)
-        earlier = plan.before.get((plan.name, item.key))
-        if earlier is not None:
-            counts.already += 1
-            say(Note(item.line, "skipped", item.key, "", f"imported before as {earlier}").format(plan.shown))
-        elif not dry_run:
+        if not dry_run:
             path = write(item, root=root, now=now, new_ids=new_ids if plan.by_id else None)
             counts.created.append(path.stem)
             if item.source_id is not None:

@@ -62,7 +62,7 @@ def load_mapping(path: Path, *, runs: tuple[str, ...]) -> Mapping:
     dates = data.get("dates", {})
     return Mapping(
         columns={f: [c] if isinstance(c, str) else list(c) for f, c in data.get("columns", {}).items()},
-        values={f: {key(k): v for k, v in m.items()} for f, m in data.get("values", {}).items()},
+        values={f: {key(str(k)): v for k, v in m.items()} for f, m in data.get("values", {}).items()},
         separators=dict(data.get("separators", {})), defaults=dict(data.get("defaults", {})),
         dates=DateRules(dates.get("timezone"), dates.get("day_first")), path=path)
 

@@ -51,7 +51,7 @@ def slug(text: str) -> str:
 def clean(value: Any) -> tuple[str, bool]:
     """Cell text without characters no record may hold (and without a wrapping code span);
     whether any had to go."""
-    text, removed = str(value), False
+    text, removed = str(value).replace("\r\n", "\n").replace("\r", "\n"), False
     while (bad := first_bad(text)) is not None:
         text, removed = text[: bad[0]] + text[bad[0] + 1:], True
     text = text.strip()
@@ -71,7 +71,12 @@ def convert(name: str, cell: Any, column: str, ctx: Context) -> Outcome:
     if shape == "json" and not isinstance(cell, str):
         return Outcome(cell)  # JSONL: as the schema writes it; checked with the whole record
     if shape in ("list", "ints") or name == "links":
+        if not isinstance(cell, (str, list)):
+            return Outcome(unmapped=f"column {column!r}: expected a list or text "
+                                    f"but received a JSON {type(cell).__name__}")
         return _items(name, cell, column, ctx)
+    if isinstance(cell, (list, dict)):
+        return Outcome(unmapped=f"column {column!r}: expected one value but received a JSON {type(cell).__name__}")
     text, removed = clean(cell)
     if not text:
         return Outcome()
@@ -168,7 +173,8 @@ def _item(name: str, text: Any, column: str, ctx: Context) -> Any:
 
 
 def _what(name: str) -> str:
-    return {"ranks": "whole number >= 0", "links": "URL (http(s):// or a ./relative path)"}.get(name, "value")
+    return {"ranks": "whole number >= 0", "links": "URL (http(s):// or a ./relative path)",
+            "tags": "tag (letters, digits, dots and dashes)"}.get(name, "value")
 
 
 def excerpt_item(text: Any) -> str:
