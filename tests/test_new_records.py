@@ -21,7 +21,7 @@ def test_new_incident_writes_a_commented_valid_file(repo: Path) -> None:
     assert result.stdout == (
         "created incidents/INC-0003.yaml\n"
         "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):\n"
-        "  INC-0002  same failure mode nccl.collective-timeout: NCCL timeout in all-reduce on node017\n")
+        "  INC-0002  similar wording (0.57): NCCL timeout in all-reduce on node017\n")
     text = (repo / "incidents" / "INC-0003.yaml").read_text()
     lines = text.splitlines()
     assert lines[0].startswith("# yaml-language-server: $schema=")

@@ -50,8 +50,8 @@ def values_for(draft: Draft, where: dict[str, Any]) -> dict[str, Any]:
 def report(result: ScanResult) -> list[str]:
     lines = [f"{log.name}: {_count(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
     lines.append(f"{_count(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
-                 (f"; {result.consequences} more lines taken as their aftermath (a rank that aborts or raises, "
-                  "torchrun reporting it)" if result.consequences else ""))
+                 (f"; {_count(result.consequences, 'more line')} taken as their aftermath (a rank that aborts "
+                  "or raises, torchrun reporting it)" if result.consequences else ""))
     for number, draft in enumerate(result.drafts, 1):
         lines += ["", *summary(number, draft)]
     return lines

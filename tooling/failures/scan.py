@@ -2,8 +2,9 @@
 
 Each log is read in chunks (:mod:`tooling.failures.reading`) and each chunk goes whole through one
 automaton of every recogniser of the catalogue (:class:`~tooling.failures.engine.Matcher`); only
-the lines it flags are decoded and looked at in Python, where :func:`recognise` names their
-failure mode and :mod:`tooling.failures.context` their time, host and rank. Python tracebacks and
+the lines it flags are decoded and looked at in Python, where the catalogue's recogniser
+(:mod:`tooling.failures.recognise`) names their failure mode and :mod:`tooling.failures.context`
+their time, host and rank. Python tracebacks and
 torchrun's failure summary span lines: :mod:`tooling.failures.blocks` reads them. Hits become
 drafts (:mod:`tooling.failures.drafts`); nothing kept grows with the size of the log.
 """
