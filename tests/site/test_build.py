@@ -13,6 +13,7 @@ from pathlib import Path
 
 
 from site_support import NOW, copy_project
+from tooling.failures.catalogue import catalogue
 
 
 def _retitle(path: Path, title: str) -> None:
@@ -31,6 +32,12 @@ def test_bundled_records_build_strictly_without_a_warning(tmp_path: Path) -> Non
     assert "WARNING" not in result.stderr and "ERROR" not in result.stderr
     assert (root / "site" / "generated" / "incidents" / "INC-0004" / "index.html").is_file()
     assert (root / "site" / "generated" / "reference" / "index.html").read_text().count("detected_at") >= 1
+    modes = (root / "site" / "generated" / "failure-modes" / "index.html").read_text()
+    for mode in catalogue().modes:  # every mode has its section, reachable from the table
+        anchor = mode.id.replace(".", "-")
+        assert f'id="{anchor}"' in modes and f'href="#{anchor}"' in modes, mode.id
+    incident = (root / "site" / "generated" / "incidents" / "INC-0002" / "index.html").read_text()
+    assert 'href="../../failure-modes/#gpu-hbm-ecc"' in incident
 
 
 def test_rendering_is_incremental(tmp_path: Path) -> None:

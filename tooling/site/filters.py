@@ -40,6 +40,11 @@ def code(text: Any) -> Markup:
     return Markup(f"{fence} {body} {fence}")
 
 
+def anchor(slug: str) -> Markup:
+    """A heading's id for attr_list (``{#gpu-hbm-ecc}``): letters, digits and dashes only."""
+    return Markup("{#" + re.sub(r"[^a-z0-9-]", "-", slug.lower()) + "}")
+
+
 def groupby_month(views: list[IncidentView]) -> list[tuple[str, list[IncidentView]]]:
     """Consecutive incidents grouped by the month they were detected in, order kept."""
     groups: list[tuple[str, list[IncidentView]]] = []
@@ -57,5 +62,5 @@ def environment() -> jinja2.Environment:
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(dt=dt, hours=hours, seconds=seconds, block=md_block, meta_title=meta_title,
                        nav_label=nav_label, groupby_month=groupby_month)
-    env.globals.update(link=link, code=code)
+    env.globals.update(link=link, code=code, anchor=anchor)
     return env
