@@ -138,7 +138,9 @@ def test_time_bombs_get_their_located_error_within_a_second_of_cpu(name: str, tm
     text, first = _bombs()[name]
     path = tmp_path / "INC-0100.yaml"
     path.write_text(text)
-    recognise("warm-up: Xid 79")  # the catalogue is compiled once per process: not a cost of this record
+    # what is compiled once per process (the catalogue, each kind's schema) is not a cost of this record
+    recognise("warm-up: Xid 79")
+    validate([CORPUS / "incidents", CORPUS / "runbooks"], root=CORPUS, now=NOW)
     began = time.process_time()  # CPU time: what the algorithm costs, whatever else the machine runs
     report = validate([path], root=CORPUS, now=NOW)
     spent = time.process_time() - began

@@ -77,7 +77,7 @@ def test_build_refuses_invalid_records_and_changes_nothing(tmp_path: Path) -> No
     assert result.returncode == 1
     assert result.stderr.startswith("tooling: error: site not built: records do not validate:\n"
                                     "incidents/INC-0003.yaml:")
-    assert "[invalid-value] Expected one of: ['sev1', 'sev2', 'sev3', 'sev4']" in result.stderr
+    assert "[invalid-value] Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown']" in result.stderr
     assert {p: p.read_bytes() for p in (root / "docs").rglob("*") if p.is_file()} == before
     assert not (root / "site").exists()
 

@@ -15,6 +15,7 @@ import re
 import signal as signal_module
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Callable
 
 from tooling.failures.engine import Matcher
 from tooling.failures.signatures import normalise, without_prefix
@@ -72,8 +73,14 @@ class Codes:
     # the words and error codes of the line itself, without what varies (numbers, hosts, paths,
     # source locations, log prefixes): what tells apart two failures of a mode that names a
     # symptom ("nccl warn net got completion from peer with error 12" is not "... error 4")
-    message: tuple[str, ...] = ()
     all: tuple[str, ...] = field(default=(), compare=False)  # every code, as text, for explanations
+    text: str = field(default="", compare=False, repr=False)  # the line itself, for ``message``
+
+    @property
+    def message(self) -> tuple[str, ...]:
+        """Computed only when asked for: most lines never need it, and it costs a normalisation."""
+        words = line_words(self.text) if self.text else ""
+        return (words,) if words else ()
 
     def __bool__(self) -> bool:
         return bool(self.xid or self.errno or self.exit or self.signal or self.cuda or self.nccl or self.ib
@@ -147,23 +154,37 @@ def line_words(text: str, limit: int = 10) -> str:
     return " ".join(tokens[:limit])
 
 
+def _when(marks: tuple[str, ...], lower: str, extract: Callable[[], list]) -> tuple:  # type: ignore[type-arg]
+    """``extract()`` only when one of its marker words is in the line: most lines carry few codes,
+    and a substring test is far cheaper than a regular expression's scan."""
+    return _unique(extract()) if any(m in lower for m in marks) else ()
+
+
+def identifying(text: str) -> dict[str, tuple[int, ...]]:
+    """Only the codes that name a failure mode by themselves (Xid, errno, exit status): what
+    recognising a line needs, at a fraction of the cost of :func:`codes`."""
+    lower = text.lower()
+    return {"xid": _when(("xid",), lower, lambda: [int(m.group(1)) for m in _XID.finditer(text)]),
+            "errno": _unique(_errnos(text)),
+            "exit": _when(("exit",), lower, lambda: _exits(text))}
+
+
 def codes(text: str) -> Codes:
-    cuda = [m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]
-    values = {
-        "xid": _unique([int(m.group(1)) for m in _XID.finditer(text)]),
-        "errno": _unique(_errnos(text)),
-        "exit": _unique(_exits(text)),
-        "signal": _unique(_signals(text)),
-        "cuda": _unique(cuda),
-        "nccl": _unique([m.group(1) for m in _NCCL.finditer(text)]
-                        + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)]),
-        "ib": _unique([int(m.group(1)) for m in _IB.finditer(text)]),
-        "exception": _unique(_exceptions(text)),
-        "message": _unique([line_words(text)]),
+    lower = text.lower()
+    values: dict[str, tuple] = {  # type: ignore[type-arg]
+        **identifying(text),
+        "signal": _when(("sig",), lower, lambda: _signals(text)),
+        "cuda": _when(("cuda", "cublas", "cudnn", "cufft", "cusparse", "cusolver"), lower, lambda: [
+            m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]),
+        "nccl": _when(("nccl", "unhandled", "internal error", "invalid", "remote process"), lower, lambda: (
+            [m.group(1) for m in _NCCL.finditer(text)]
+            + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),
+        "ib": _when(("completion",), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]),
+        "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
     }
     shown = [f"Xid {x}" for x in values["xid"]] + [f"errno {n} ({errno_module.errorcode.get(n, '?')})"
                                                      for n in values["errno"]]
     shown += [f"exit {n}" for n in values["exit"]] + [f"signal {n}" for n in values["signal"]]
     shown += [*values["cuda"], *values["nccl"], *(f"IB status {n}" for n in values["ib"])]
     shown += [e.split(":")[0] for e in values["exception"]]
-    return Codes(**values, all=tuple(dict.fromkeys(shown)))
+    return Codes(**values, all=tuple(dict.fromkeys(shown)), text=text)

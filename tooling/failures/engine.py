@@ -4,7 +4,12 @@ other: the same answers, slower). Both report which patterns matched and where a
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import platform
 import re
+from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 try:
@@ -69,9 +74,7 @@ class Matcher:
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
         if self.first_only:
             flags |= hyperscan.HS_FLAG_SINGLEMATCH
-        database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        database.compile(expressions=[p.encode() for p in self.patterns], ids=list(range(len(self.patterns))),
-                         elements=len(self.patterns), flags=[flags] * len(self.patterns))
+        database = _cached_database(self.patterns, flags)
         scratch = hyperscan.Scratch(database)
 
         def scan(data: bytes) -> Iterator[tuple[int, int]]:
@@ -81,3 +84,34 @@ class Matcher:
             return iter(hits)
 
         return scan
+
+
+def _cache_dir() -> Path:
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "tooling" / "hyperscan"
+
+
+def _cached_database(patterns: list[str], flags: int) -> "hyperscan.Database":
+    """A compiled database, from the cache when these patterns were compiled before: compiling
+    some 300 patterns costs a quarter of a second that every command would otherwise pay. The
+    cache is keyed by the patterns, the flags, Hyperscan's version and the machine; any problem
+    with it (unwritable, corrupt) only means compiling again."""
+    assert hyperscan is not None
+    key = hashlib.sha256(json.dumps([patterns, flags, getattr(hyperscan, "__version__", ""),
+                                     platform.machine()]).encode()).hexdigest()[:32]
+    path = _cache_dir() / f"{key}.db"
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except Exception:  # missing, unreadable or from another build: compile instead
+        pass
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+                     elements=len(patterns), flags=[flags] * len(patterns))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temp.write_bytes(hyperscan.dumpb(database))
+        os.replace(temp, path)  # whole or not at all: a concurrent command reads either
+    except OSError:
+        pass
+    return database

@@ -7,20 +7,37 @@ catalogue order wins; the generic catch-alls only when nothing else fits.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 from functools import lru_cache
 from typing import Iterable
 
 from tooling.failures.catalogue import Catalogue, FailureMode, catalogue
-from tooling.failures.codes import Codes, codes
+from tooling.failures.codes import Codes, codes, identifying
 from tooling.failures.engine import Matcher
 
 
-@dataclass(frozen=True)
 class Recognition:
-    mode: FailureMode | None
-    codes: Codes
-    via: str = ""  # what decided: "Xid 79", "errno 28", "'fallen off the bus'"
+    """The failure mode of a line (None: no mode fits), what decided it, and the line's codes,
+    extracted only when asked for: most recognitions only need the mode."""
+
+    def __init__(self, mode: FailureMode | None, found: Codes | None = None, via: str = "",
+                 text: str = "") -> None:
+        self.mode, self.via, self._codes, self._text = mode, via, found, text
+
+    @property
+    def codes(self) -> Codes:
+        if self._codes is None:
+            self._codes = codes(self._text)
+        return self._codes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Recognition) and (self.mode, self.via, self.codes) == (other.mode, other.via, other.codes)
+
+    def __hash__(self) -> int:
+        return hash((self.mode.id if self.mode else None, self.via))
+
+    def __repr__(self) -> str:
+        return f"Recognition({self.mode.id if self.mode else None!r}, via={self.via!r})"
 
     @property
     def distinguishing(self) -> tuple[str, ...]:
@@ -44,10 +61,10 @@ class Recogniser:
                         for code in values}
 
     def line(self, text: str) -> Recognition:
-        found = codes(text)
+        found = identifying(text)
         fits: dict[str, tuple[FailureMode, str]] = {}
         for kind, label in (("xid", "Xid"), ("errno", "errno"), ("exit", "exit")):
-            for code in getattr(found, kind):
+            for code in found[kind]:
                 mode = self.by_code.get((kind, code))
                 if mode is not None:
                     fits.setdefault(mode.id, (mode, f"{label} {code}"))
@@ -55,9 +72,9 @@ class Recogniser:
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
         if not fits:
-            return Recognition(None, found)
+            return Recognition(None, text=text)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))
-        return Recognition(mode, found, via)
+        return Recognition(mode, via=via, text=text)
 
     def suggest(self, text: str) -> list[FailureMode]:
         """Modes whose keywords appear in a description, specific ones first."""
@@ -70,9 +87,21 @@ def recogniser() -> Recogniser:
     return Recogniser(catalogue())
 
 
-@lru_cache(maxsize=65536)
+_DIGITS = re.compile(r"[0-9]{4,}")  # steps, PIDs, sequence numbers; short numbers can be codes
+# where numbers are codes (Xid 79, [Errno 28], exit code 137, status=12): such lines keep them
+_NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code")
+
+
 def recognise(text: str) -> Recognition:
-    """The failure mode of one log line or signature (cached: signatures repeat)."""
+    """The failure mode of one log line or signature. Cached by the line's shape: the same line
+    with another step, rank, PID or address is recognised the same, and lines repeat so."""
+    lower = text.lower()
+    shape = text if any(m in lower for m in _NUMBERED_CODES) else _DIGITS.sub("0", text)
+    return _recognise_shape(shape)
+
+
+@lru_cache(maxsize=65536)
+def _recognise_shape(text: str) -> Recognition:
     return recogniser().line(text)
 
 

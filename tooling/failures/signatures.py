@@ -88,9 +88,17 @@ def without_prefix(line: str) -> str:
     return _PREFIX.sub("", line, count=1)
 
 
+# words one of the _BOILERPLATE shapes needs: a line with none of them is not boilerplate, and
+# finding that out by substring tests is much cheaper than by the regular expression
+_BOILERPLATE_WORDS = ("cuda kernel errors", "cuda_launch_blocking", "torch_use_cuda_dsa", "frame #", "exception raised",
+                      "traceback", "file \"", "above exception", "during handling", "^", "to execute this test",
+                      "an issue", "warnings.warn", "forward_call", "self.forward")
+
+
 def is_boilerplate(line: str) -> bool:
     """Whether a line accompanies errors without identifying one (see _BOILERPLATE)."""
-    return bool(_BOILERPLATE.search(line))
+    lower = line.lower()
+    return any(w in lower for w in _BOILERPLATE_WORDS) and bool(_BOILERPLATE.search(line))
 
 
 def looks_like_an_error(line: str) -> bool:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooling.failures.catalogue import catalogue
-from tooling.failures.recognise import recognise, recognise_all, suggest
+from tooling.failures.evidence import primary
+from tooling.failures.recognise import suggest
 from tooling.intake.dates import day_of
 from tooling.records.model import same_or_later
 
@@ -60,16 +61,17 @@ def failure_mode(g: Guessing) -> None:
     if "failure_mode" in g.fields:
         g.decisive = True
         return
-    signatures = g.fields.get("signatures", [])
-    seen = recognise_all(signatures) if signatures else None
-    if seen is not None and seen.mode is not None and not seen.mode.generic:
-        g.decisive = True
-        line = next((s for s in signatures if recognise(s).mode == seen.mode), signatures[0])
-        g.fill("failure_mode", seen.mode.id, f"recognised from the log line {line[:60]!r} by {seen.via}")
+    # the same evidence, in the same order, as repeat grouping and validate's suggestions use
+    found = primary({**g.fields, "title": g.fields.get("title") or g.text})
+    mode = found.mode
+    if mode is None or mode.generic:
         return
-    modes = [m for m in suggest(g.text) if not m.generic]
-    if len(modes) == 1:  # several: none is picked, a person decides
-        g.fill("failure_mode", modes[0].id, "the only failure mode the text suggests")
+    if found.source == "signatures":
+        g.decisive = True
+        via = next((r.via for r in found.recognised if r.mode is mode), "")
+        g.fill("failure_mode", mode.id, f"recognised from the log line {(found.line or '')[:60]!r} by {via}")
+    elif found.source == "description":  # several named: none is picked, a person decides
+        g.fill("failure_mode", mode.id, "the only failure mode the text suggests")
 
 
 def symptom(g: Guessing) -> None:

@@ -9,7 +9,6 @@ from typing import Any, Callable, Iterable, Iterator
 from tooling.records.findings import Finding, Severity
 from tooling.records.load import locate
 from tooling.records.model import Record, parse_time, same_or_later
-from tooling.records.modes import check_failure_modes
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
 
 Keys = list[str | int]
@@ -229,7 +228,6 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime) -
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
     found.extend(check_drafts(records, index, now))
-    found.extend(check_failure_modes(records))
     for rule in RULES:
         found.extend(rule(records))
     return found

@@ -22,8 +22,8 @@ from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.load import parse_text, read_text
 from tooling.records.model import Record
-from tooling.records.schema import check_record, schema_for
-from tooling.records.validate import usable
+from tooling.records.schema import schema_for
+from tooling.records.validate import record_findings, usable
 
 Assignment = tuple[list[str], Any]
 ATTEMPTS = 5  # re-reads when the file keeps changing under us
@@ -106,7 +106,7 @@ def _findings(path: Path, text: str, universe: list[Record], now: datetime) -> l
     loaded = parse_text(str(path), text)
     if loaded.findings:
         return loaded.findings
-    found = check_record(str(path), loaded.data)
+    found = record_findings(str(path), loaded.data)
     if usable(loaded.data) and not any(f.severity is Severity.ERROR for f in found):
         record = Record(str(path), loaded.data)
         others = [r for r in universe if os.path.abspath(r.path) != os.path.abspath(path)]

@@ -207,14 +207,15 @@ def parse_text(path: str, text: str) -> Loaded:
 
 
 def _parse(path: str, text: str) -> Loaded:
-    with _no_collection():
+    with no_collection():
         return _compose_and_construct(path, text)
 
 
 @contextmanager
-def _no_collection() -> Iterator[None]:
-    """Parsing makes tens of thousands of objects without a cycle among them; the collector
-    would walk every live object of the process again and again while they are made."""
+def no_collection() -> Iterator[None]:
+    """Checking a record makes tens of thousands of objects (nodes, data, indexes) without a
+    cycle among them; the collector would walk every live object of the process again and again
+    while they are made. Whatever cycles there are, it finds once it runs again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -371,6 +372,17 @@ def _keys(node: MappingNode) -> dict[str, tuple[Node, Node]]:
             _INDEXES.clear()
         cached = _INDEXES[id(node)] = (node, index)
     return cached[1]
+
+
+def locate_top(path: str, key: str) -> tuple[int, int]:
+    """1-based line:col of a top-level key, found in the text without composing the file (a
+    suggestion for each of 10,000 records must not parse each again); :func:`locate` when the
+    record is not written in block style."""
+    text, _ = read_text(path)
+    found = re.search(rf"^{re.escape(key)}\s*:", text or "", re.MULTILINE)
+    if found is None:
+        return locate(path, [key], at_key=True)
+    return text.count("\n", 0, found.start()) + 1, 1  # type: ignore[union-attr]
 
 
 def locate_text(path: str, keys: Sequence[str | int], needle: str) -> tuple[int, int]:

@@ -12,9 +12,9 @@ import difflib
 from typing import Iterator
 
 from tooling.failures.catalogue import catalogue
-from tooling.failures.recognise import recognise_all, suggest
+from tooling.failures.evidence import primary
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.load import locate
+from tooling.records.load import locate, locate_top
 from tooling.records.model import Record
 
 
@@ -41,17 +41,16 @@ def _known(record: Record, mode: str) -> Iterator[Finding]:
 
 
 def _suggestion(record: Record) -> Iterator[Finding]:
-    signatures = [str(s) for s in record.get("signatures", [])]
-    seen = recognise_all(signatures) if signatures else None
-    if seen is not None and seen.mode is not None and not seen.mode.generic:
-        yield Finding(record.path, *locate(record.path, ["signatures"], at_key=True), "failure-mode-suggestion",
-                      f"the signatures are failure mode {seen.mode.id} ({seen.via}); "
-                      f"record it: tooling set {record.id} failure_mode={seen.mode.id}", Severity.NOTE)
+    found = primary(record.data)
+    mode = found.mode
+    if mode is None or mode.generic:
         return
-    text = " ".join([str(record.get("title", "")), *map(str, record.get("keywords", [])),
-                     str(record.get("root_cause", "")), str(record.get("notes", ""))])
-    modes = [m for m in suggest(text) if not m.generic]
-    if len(modes) == 1:
-        yield Finding(record.path, *locate(record.path, ["title"]), "failure-mode-suggestion",
-                      f"the description suggests failure mode {modes[0].id} ({modes[0].title}); "
-                      f"if so: tooling set {record.id} failure_mode={modes[0].id}", Severity.NOTE)
+    if found.source == "signatures":
+        via = next((r.via for r in found.recognised if r.mode is mode), "")
+        yield Finding(record.path, *locate_top(record.path, "signatures"), "failure-mode-suggestion",
+                      f"the signatures are failure mode {mode.id} ({via}); "
+                      f"record it: tooling set {record.id} failure_mode={mode.id}", Severity.NOTE)
+    elif found.source == "description":
+        yield Finding(record.path, *locate_top(record.path, "title"), "failure-mode-suggestion",
+                      f"the description suggests failure mode {mode.id} ({mode.title}); "
+                      f"if so: tooling set {record.id} failure_mode={mode.id}", Severity.NOTE)

@@ -13,8 +13,9 @@ from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
 from tooling.records.layout import record_dirs, record_files, repository_files
-from tooling.records.load import load_file
+from tooling.records.load import load_file, no_collection
 from tooling.records.model import Record
+from tooling.records.modes import check_failure_modes
 from tooling.records.schema import check_record
 
 PARALLEL_FROM = 200  # below this, starting workers costs more than it saves
@@ -49,10 +50,20 @@ def _check_file(path: str, root: str | None = None) -> Result:
     if _outside(path, root):
         return path, None, [Finding(path, 1, 1, "outside-repository",
                                     "symbolic link to a file outside the repository; expected the record itself")]
-    loaded = load_file(path)
-    if loaded.findings:
-        return path, None, loaded.findings
-    return path, loaded.data, check_record(path, loaded.data)
+    with no_collection():
+        loaded = load_file(path)
+        if loaded.findings:
+            return path, None, loaded.findings
+        return path, loaded.data, record_findings(path, loaded.data)
+
+
+def record_findings(path: str, data: Any) -> list[Finding]:
+    """What one record says about itself: its schema, then the rules that need no other record
+    (its failure mode against the catalogue). Run where the file was loaded, in parallel."""
+    found = check_record(path, data)
+    if usable(data) and not any(f.severity is Severity.ERROR for f in found):
+        found += check_failure_modes([Record(path, data)])
+    return found
 
 
 def _check_chunk(paths: list[str], root: str | None = None) -> list[Result]:

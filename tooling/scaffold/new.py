@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import FieldError, UserError
-from tooling.failures.recognise import recognise_all
+from tooling.failures.evidence import primary
 from tooling.fs.atomic import create_file
 from tooling.records.findings import excerpt
 from tooling.records.kinds import KINDS
@@ -57,10 +57,8 @@ def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
 
 def recognised_mode(signatures: list[str]) -> str | None:
     """The specific failure mode the verbatim signatures are recognised as, if any."""
-    if not signatures:
-        return None
-    seen = recognise_all(signatures)
-    return seen.mode.id if seen.mode is not None and not seen.mode.generic else None
+    found = primary({"signatures": signatures})
+    return found.mode.id if found.mode is not None and not found.mode.generic else None
 
 
 def require_run(root: Path, run: str) -> None:
