@@ -12,7 +12,7 @@ from support import CORPUS
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A git repository holding the small valid corpus (one run, two incidents, a ladder)."""
+    """A git repository holding the small valid corpus (one run, two incidents, three ladders)."""
     root = tmp_path / "repo"
     root.mkdir()
     for folder in ("incidents", "runbooks"):

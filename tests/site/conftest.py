@@ -10,7 +10,7 @@ from typing import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from site_support import CHROMIUM, FLAGS, build_site
+from site_support import CHROMIUM, FLAGS, NOW, build_site
 
 
 @pytest.fixture(scope="session")
@@ -47,5 +47,8 @@ def browser() -> Iterator[Browser]:
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
+    # the reader starts at the build time, so freshness.js keeps the build's text; install, not
+    # set_fixed_time: a frozen clock stops the search from ever answering
+    tab.clock.install(time=NOW)
     yield tab
     context.close()

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
 from tooling.records.kinds import RECORD_DIRS
@@ -15,6 +18,7 @@ from tooling.records.layout import repository_files
 from tooling.site.build import render_site
 
 POLL_SECONDS = 0.25
+END_TIMEOUT = 10  # seconds mkdocs gets to stop after SIGTERM before it is killed
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, int]]:
@@ -40,27 +44,101 @@ def rerender(root: Path, now: datetime | None, log: Callable[[str], None]) -> No
         log(f"tooling serve: re-rendered {len(result.written)} page(s), removed {len(result.removed)}")
 
 
+class Stopped(BaseException):
+    """A stop signal arrived: the server and everything it started must end. A BaseException,
+    like KeyboardInterrupt, so that no `except Exception` on the way swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _StopSignals:
+    """SIGTERM, SIGINT and SIGHUP raise :class:`Stopped` in the main thread, so that the
+    ``finally`` that ends the mkdocs child runs; Python's default for SIGTERM and SIGHUP is to
+    die on the spot, which left the child holding the port. While ``held`` is set (starting or
+    ending the child), a signal is only noted and raised when the hold ends, so that no child
+    is left without a handle to it and no cleanup is cut short by a second Ctrl-C."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.held = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_StopSignals":
+        for signum in self.SIGNALS:
+            self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        first = self.received is None
+        self.received = self.received or signum
+        if first and not self.held:
+            raise Stopped(signum)
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        self.held = True
+        try:
+            yield
+        finally:
+            self.held = False
+        if self.received is not None:
+            raise Stopped(self.received)
+
+
 def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> int:
-    render_site(root, now=now or datetime.now(timezone.utc))
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--dev-addr", dev_addr,
-                               "--config-file", str(root / "mkdocs.yml")], cwd=root)
-    log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
+    """Serve until mkdocs stops or a stop signal arrives: then 128 + the signal's number, as a
+    shell reports it (130 for Ctrl-C), with the mkdocs child ended and its port free."""
+    server: subprocess.Popen[bytes] | None = None
+    with _StopSignals() as signals:
+        try:
+            render_site(root, now=now or datetime.now(timezone.utc))
+            with signals.hold():
+                server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--dev-addr", dev_addr,
+                                           "--config-file", str(root / "mkdocs.yml")], cwd=root)
+            log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
+            _watch(root, server, now, log)
+        except Stopped as stop:
+            log(f"tooling serve: stopping on {stop}")
+            return 128 + stop.signum
+        finally:
+            if server is not None:
+                signals.held = True  # a second signal must not cut the child's ending short
+                _end(server)
+    return _exit_status(server.returncode)
+
+
+def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, log: Callable[[str], None]) -> None:
+    """Re-render whenever a record changes, for as long as mkdocs runs."""
     seen = snapshot(root)
-    try:
-        while server.poll() is None:
-            time.sleep(POLL_SECONDS)
-            current = snapshot(root)
-            if current != seen:
-                seen = current
-                rerender(root, now, log)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if server.poll() is None:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-    return server.returncode or 0
+    while server.poll() is None:
+        time.sleep(POLL_SECONDS)
+        current = snapshot(root)
+        if current != seen:
+            seen = current
+            rerender(root, now, log)
+
+
+def _end(server: subprocess.Popen[bytes]) -> None:
+    """Ask mkdocs to stop and wait for it, so its port is free when this returns."""
+    if server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(timeout=END_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _exit_status(returncode: int | None) -> int:
+    """mkdocs' own status, or 128 + the signal that ended it (a negative returncode)."""
+    code = returncode or 0
+    return 128 - code if code < 0 else code

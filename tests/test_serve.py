@@ -1,0 +1,116 @@
+"""`tooling serve` stopped by a signal ends its mkdocs child, so the port is free at once; and
+`./dev serve` installs what the site needs, not the test tools or PyTorch."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+PAGE = "/generated/incidents/"  # rendered from the corpus, so 200 means mkdocs serves the site
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_200(url: str, deadline: float, log: Path) -> None:
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (OSError, urllib.error.URLError):
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} never answered 200; tooling serve said:\n{log.read_text()[-3000:]}")
+
+
+def _bind(port: int) -> None:
+    """Bind and listen on the port as the next server would (SO_REUSEADDR, as mkdocs and every
+    Python HTTP server set it, so connections still in TIME_WAIT do not count)."""
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", port))
+        server.listen()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_ends_mkdocs_and_frees_the_port(repo: Path, tmp_path: Path, signum: signal.Signals) -> None:
+    port = _free_port()
+    log = tmp_path / "serve.log"  # a file, not a pipe: a child left behind would keep a pipe open
+    # its own session, so that the signal goes to `tooling serve` alone (as `kill PID` or a
+    # service manager sends it) and the group tells whether any child outlived it
+    with log.open("wb") as stderr:
+        serve = subprocess.Popen([sys.executable, "-m", "tooling", "serve", "--dev-addr", f"127.0.0.1:{port}"],
+                                 cwd=repo, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    try:
+        _wait_for_200(f"http://127.0.0.1:{port}{PAGE}", time.monotonic() + 60, log)
+        signalled = time.monotonic()
+        serve.send_signal(signum)
+        serve.wait(timeout=15)
+        seconds = time.monotonic() - signalled
+        _bind(port)  # raises EADDRINUSE if mkdocs still holds it
+        with pytest.raises(ProcessLookupError):
+            os.killpg(serve.pid, 0)  # nothing of the session is left
+        assert serve.returncode == 128 + signum
+        assert f"tooling serve: stopping on {signum.name}" in log.read_text()
+        assert seconds < 5, f"took {seconds:.1f} s to stop"
+        print(f"\n{signum.name}: stopped and port free after {seconds:.2f} s")
+    finally:
+        try:
+            os.killpg(serve.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        serve.wait(timeout=10)
+
+
+def _fake(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+
+
+def test_dev_serve_installs_the_site_alone_and_dev_test_adds_its_extras_once(tmp_path: Path) -> None:
+    """./dev with a stand-in venv that logs what it is asked: pip installs, pytest, tooling."""
+    project = Path(__file__).resolve().parents[1]
+    for name in ("dev", "pyproject.toml"):
+        shutil.copy2(project / name, tmp_path / name)
+    log = tmp_path / "calls.log"
+    _fake(tmp_path / ".venv/bin/python", f'echo "python $*" >> {log}')
+    _fake(tmp_path / ".venv/bin/tooling", f'echo "tooling $1" >> {log}')
+    for tool in ("chromium", "slurmctld"):  # present, so ./dev test installs no system package
+        _fake(tmp_path / "fake-bin" / tool, "exit 0")
+    env = {**os.environ, "PATH": f"{tmp_path / 'fake-bin'}:{os.environ['PATH']}"}
+
+    def dev(*args: str) -> list[str]:
+        log.write_text("")
+        subprocess.run([str(tmp_path / "dev"), *args], cwd=tmp_path, env=env, check=True, timeout=60)
+        return [line for line in log.read_text().splitlines() if "pip install" in line]
+
+    pip = "python -m pip install --quiet --disable-pip-version-check -e"
+    assert dev("serve") == [f"{pip} ."]
+    assert dev("test") == [f"{pip} .[test,labs]"]
+    assert dev("serve") == []
+    assert dev("test") == []
+    with (tmp_path / "pyproject.toml").open("a") as changed:
+        changed.write("\n# changed\n")
+    assert dev("test") == [f"{pip} .[test,labs]"]
+    assert dev("serve") == []  # the test install brought the package too
+    assert log.read_text().splitlines() == ["tooling validate", "tooling serve"]
+
+    with open(project / "pyproject.toml", "rb") as handle:
+        config = tomllib.load(handle)["project"]
+    assert "torch==2.13.0" in config["optional-dependencies"]["labs"]
+    assert not [d for d in config["dependencies"] if d.startswith("torch")], "the site must not need PyTorch"
