@@ -1,12 +1,18 @@
 """`tooling triage`: the ladder walked on this machine, bounded in time, skipping what cannot run."""
 from __future__ import annotations
 
+import os
 import shutil
+import socket
+import subprocess
 import time
 from pathlib import Path
 
+import pytest
+import yaml
+
 from support import PROJECT, tooling
-from tooling.diagnose.triage import run_step
+from tooling.diagnose.triage import _program, run_step, skip_reason
 from tooling.records.layout import ids
 
 
@@ -53,5 +59,94 @@ def test_a_check_that_hangs_is_cut_off() -> None:
 
 
 def test_unknown_symptom_is_a_usage_error(tmp_path: Path) -> None:
-    result = tooling("triage", "slowdown", cwd=_copy(tmp_path))
-    assert result.returncode == 2 and "invalid choice: 'slowdown'" in result.stderr
+    result = tooling("triage", "plateau", cwd=_copy(tmp_path))
+    assert result.returncode == 2 and "invalid choice: 'plateau'" in result.stderr
+
+
+RERUN = "    skipped: needs a new run of the training; start it by hand when the cheaper checks are clear"
+NO_PID = "    skipped: needs the PID of a training process: pass --pid"
+NO_JOB = "    skipped: needs the SLURM job: run it inside the job or set SLURM_JOB_ID=JOBID"
+
+
+def _expected_skips(symptom: str) -> dict[int, str]:
+    """{step number: its skip line} for the skips that do not depend on what this machine has."""
+    ladder = yaml.safe_load((PROJECT / "runbooks" / "ladders" / f"{symptom}.yaml").read_text())
+    skips = {}
+    for number, step in enumerate(ladder["steps"], 1):
+        needs = step.get("requires", [])
+        if "rerun" in needs:
+            skips[number] = RERUN
+        elif needs == ["pid"]:
+            skips[number] = NO_PID
+        elif needs == ["slurm"] and shutil.which("sinfo") and "SLURM_JOB_ID" not in os.environ:
+            skips[number] = NO_JOB
+    return skips
+
+
+@pytest.mark.parametrize("symptom", ["crash", "checkpoint", "slowdown"])
+def test_new_ladders_run_what_they_can_and_skip_the_rest(tmp_path: Path, symptom: str) -> None:
+    root = _copy(tmp_path)
+    ladder = yaml.safe_load((root / "runbooks" / "ladders" / f"{symptom}.yaml").read_text())
+    total = len(ladder["steps"])
+    began = time.monotonic()
+    result = tooling("triage", symptom, cwd=root, timeout=120)
+    elapsed = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    assert elapsed < 5 * total + 10, f"triage took {elapsed:.1f} s"  # every check bounded by its 5 s
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{ladder['title']}: {total} checks, cheapest first, on {socket.gethostname()}"
+    heads = [line for line in lines if line.startswith("[")]
+    assert [h.split(": ")[0] for h in heads] == [f"[{n}/{total}] {s['name']}" for n, s in enumerate(ladder["steps"], 1)]
+    for number, skip in _expected_skips(symptom).items():
+        at = lines.index(heads[number - 1])
+        assert lines[at:at + 2] == [f"[{number}/{total}] {ladder['steps'][number - 1]['name']}: skipped", skip]
+    skipped = sum(h.endswith(": skipped") for h in heads)
+    assert lines[-1] == f"{total - skipped} checks ran, {skipped} skipped"
+    assert skipped < total  # the cheap checks without requirements ran here
+
+
+def test_a_check_that_ran_prints_what_to_do_next(tmp_path: Path) -> None:
+    result = tooling("triage", "slowdown", cwd=_copy(tmp_path), timeout=120)
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("[5/13] NCCL settings in the environment: "))
+    assert next(line for line in lines[at:] if line.startswith("    next: ")) == (
+        "    next: A changed setting: restore it at the next checkpoint and compare throughput. Unchanged: step 6.")
+
+
+def test_the_program_is_found_past_assignments_and_quoted_separators() -> None:
+    assert _program("CUDA_LAUNCH_BLOCKING=1 TORCH_SHOW_CPP_STACKTRACES=1 torchrun train.py") == "torchrun"
+    assert _program('python3 -c "import sys; print(sys.argv)" x | tail -n 1') == "python3"
+    assert _program("dmesg -T | grep -i xid") == "dmesg"
+    assert _program("(dd if=/dev/zero of=x; rm -f x)") is None  # a subshell: bash reports what is missing
+    assert _program('"unbalanced') is None
+
+
+def test_a_failed_stage_of_a_pipeline_fails_the_check() -> None:
+    step = {"name": "logs", "command": "grep -h step_time missing/rank*.log | sort | tail -n 3", "look_for": "-",
+            "clears": "host", "cost_seconds": 1}
+    result = run_step(1, step, pid=None)
+    assert (result.status, result.detail) == (
+        "failed", "exit 2: grep: missing/rank*.log: No such file or directory")
+    cut = run_step(2, {**step, "command": "yes | head -n 2"}, pid=None)  # yes dies of SIGPIPE: still answered
+    assert (cut.status, cut.detail) == ("ok", "y\ny")
+
+
+def test_a_python_check_that_needs_torch_is_skipped_where_torch_is_missing() -> None:
+    step = {"name": "load", "command": "python3 -c 'import torch'", "look_for": "-", "clears": "framework",
+            "cost_seconds": 1, "requires": ["torch"]}
+    probe = subprocess.run(["python3", "-c", "import torch"], capture_output=True)
+    expected = None if probe.returncode == 0 else "needs PyTorch (python3 cannot import torch)"
+    assert skip_reason(step, pid=None) == expected
+
+
+def test_triage_crash_drafts_a_crash_incident(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    result = tooling("triage", "crash", "--incident", "demo-7b", cwd=root, timeout=120)
+    assert result.returncode == 0, result.stderr
+    drafted = root / result.stderr.removeprefix("drafted ").strip()
+    record = yaml.safe_load(drafted.read_text())
+    assert (record["symptom"], record["actions"]) == ("crash", ["tooling triage crash --incident demo-7b"])
+    assert record["timeline"][-1]["event"] == ("Full-size resume without the suspect node: skipped: needs a new run "
+                                               "of the training; start it by hand when the cheaper checks are clear")
+    check = tooling("validate", "--strict", cwd=root)
+    assert (check.returncode, check.stdout) == (0, "")

@@ -1,4 +1,4 @@
-"""`tooling triage {nan,hang,divergence}`: walk the ladder on this machine, cheapest check first."""
+"""`tooling triage SYMPTOM`: walk that symptom's ladder on this machine, cheapest check first."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +25,9 @@ def _print(result: StepResult, total: int) -> None:
     else:
         for line in result.detail.splitlines():
             print(f"    | {line}")
-        print(f"    look for: {result.look_for} (clears: {result.clears})")
+        print(f"    look for: {' '.join(result.look_for.split())} (clears: {result.clears})")
+        if result.next_action:
+            print(f"    next: {' '.join(result.next_action.split())}")
 
 
 def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:

@@ -180,6 +180,43 @@ def check_ladders(records: list[Record]) -> Iterator[Finding]:
                           "expected steps ordered cheapest first")
 
 
+def ladder_symptoms(data: dict[str, Any]) -> set[str]:
+    """The incident symptoms a ladder serves: its own and the close ones it lists under also_for.
+    Read defensively: the universe holds records that failed their schema too."""
+    also = data.get("also_for")
+    found = {data.get("symptom"), *(also if isinstance(also, list) else [])}
+    return {s for s in found if isinstance(s, str)}
+
+
+def check_ladder_coverage(records: list[Record], index: Index) -> Iterator[Finding]:
+    """ladder-missing (warning): a symptom with incidents and no ladder to walk when paged for it.
+
+    Reported once per symptom, on the first validated incident that has it. A repository that keeps
+    no ladder at all (an incident log that only uses the pre-commit hook) has not taken ladders up:
+    a warning per symptom there would be noise that --strict turns into a failed commit."""
+    ladders = index.by_kind.get("ladder", {})
+    if not ladders:
+        return
+    covered = set().union(*(ladder_symptoms(r.data) for r in ladders.values()))
+    counts = Counter(s for r in index.by_kind.get("incident", {}).values()
+                     if isinstance(s := r.data.get("symptom"), str))
+    reported: set[str] = set()
+    for record in records:
+        symptom = record.get("symptom") if record.kind == "incident" else None
+        # 'other' is no symptom to write a ladder for: it says the symptom is not known
+        if not isinstance(symptom, str) or symptom in covered or symptom in reported or symptom == "other":
+            continue
+        reported.add(symptom)
+        yield Finding(record.path, *locate(record.path, ["symptom"]), "ladder-missing",
+                      f"symptom '{symptom}' has {_incidents(counts[symptom])} but no ladder; expected "
+                      f"runbooks/ladders/{symptom}.yaml, or '{symptom}' under also_for of the closest ladder",
+                      Severity.WARNING)
+
+
+def _incidents(count: int) -> str:
+    return f"{count} incident" + ("" if count == 1 else "s")
+
+
 DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution
 
 
@@ -228,6 +265,7 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime) -
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
     found.extend(check_drafts(records, index, now))
+    found.extend(check_ladder_coverage(records, index))
     for rule in RULES:
         found.extend(rule(records))
     return found
