@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tooling.errors import UserError
 from tooling.site.history import record_history
+from tooling.site.markup_check import check_site
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
 from tooling.workspace import load_analysis
@@ -33,6 +34,8 @@ def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = Tru
         build(config)
     except MkDocsException as exc:
         raise UserError(f"mkdocs build failed: {exc}") from None
+    # Markdown that the build left as text on a generated page fails it too (see markup_check).
+    check_site(Path(config.site_dir), generated=root / GENERATED_DIR, docs_dir=Path(config.docs_dir))
 
 
 def _mkdocs_logging() -> None:

@@ -4,6 +4,10 @@ Every ``{{ value }}`` in a page template passes through :func:`md_inline` (the j
 ``finalize`` hook), so a title such as ``<img src=x onerror=alert(1)>`` or
 ``[x](javascript:alert(1))`` renders as literal text. Template helpers that build markup on
 purpose (links, charts) return :class:`markupsafe.Markup` after escaping their own inputs.
+
+One piece of markdown is kept on purpose: a record's (and a schema's) `backticked name`
+becomes a code span, as its author meant. A backtick escaped with a backslash would still
+show on the page as a stray backtick, the raw markup that tooling.site.markup_check refuses.
 """
 from __future__ import annotations
 
@@ -17,17 +21,51 @@ from markupsafe import Markup
 
 # Python-Markdown's backslash-escapable characters, plus '|' for tables. Other punctuation
 # has no meaning with the extensions this site enables (no tilde, caret, mark or emoji).
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|>])")
+# Backticks are not here: they become code spans (see _CODE_SPAN).
+_MARKDOWN = re.compile(r"([\\*_{}\[\]()#+\-.!|>])")
 # http(s) URLs, or relative references: no scheme before the first '/', '?' or '#'.
 _SAFE_URL = re.compile(r"^(https?://|[^:/?#]*([/?#]|$))", re.IGNORECASE)
+# C0 controls and DEL. Whitespace among them is collapsed anyway; the others are never text,
+# and \x02...\x03 is how Python-Markdown marks its stash: a record must not forge one.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# `name` or ``a`b``: a code span, closed by a run of as many backticks as opened it. A run
+# without its pair is shown as code itself rather than guessed at.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_BACKTICKS = re.compile(r"(`+)")
+# A navigation section title is plain list-item text that literate-nav reads before
+# Python-Markdown unescapes it: only characters that need no escaping may stay.
+_NOT_NAV_SECTION = re.compile(r"[^\w \-:/]|_")
+
+
+def _plain(value: Any) -> str:
+    """The value as one line of text: control characters dropped, whitespace collapsed."""
+    return " ".join(_CONTROL.sub(" ", str("" if value is None else value)).split())
+
+
+def code(text: Any) -> Markup:
+    """An inline code span that holds any text, backticks included."""
+    body = _plain(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    return Markup(f"{fence} {body} {fence}")
+
+
+def _escape_words(text: str) -> str:
+    """Text without code spans: HTML-escaped, markdown punctuation backslash-escaped, and
+    any leftover backticks shown as code."""
+    parts = _BACKTICKS.split(text)
+    return "".join(code(part) if i % 2 else _MARKDOWN.sub(r"\\\1", html.escape(part, quote=False))
+                   for i, part in enumerate(parts))
 
 
 def md_inline(value: Any) -> Markup:
-    """Text for a markdown context: HTML-escaped, markdown punctuation backslash-escaped."""
+    """Text for a markdown context: nothing in it is markup except `code spans`."""
     if isinstance(value, Markup):
         return value
-    text = " ".join(str("" if value is None else value).split())
-    return Markup(_MARKDOWN.sub(r"\\\1", html.escape(text, quote=False)))
+    text, out, done = _plain(value), [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [_escape_words(text[done:span.start()]), code(span.group(2))]
+        done = span.end()
+    return Markup("".join([*out, _escape_words(text[done:])]))
 
 
 def md_block(value: Any) -> Markup:
@@ -54,16 +92,25 @@ def link(text: Any, url: Any) -> Markup:
 
 def html_text(value: Any) -> Markup:
     """Text for an HTML context (inline SVG labels, attributes)."""
-    return Markup(html.escape(str(value), quote=True))
+    return Markup(html.escape(_CONTROL.sub(" ", str(value)), quote=True))
 
 
 def meta_title(value: Any) -> Markup:
     """A page title for front matter. mkdocs themes insert titles into HTML unescaped (they
-    trust authors), so the title is HTML-escaped here and quoted as a YAML string."""
-    return Markup(json.dumps(html.escape(" ".join(str(value).split()), quote=True)))
+    trust authors), so the title is HTML-escaped here and quoted as a YAML string. The header
+    bar and the browser tab show it as plain text, where a `code span` can only be its words."""
+    return Markup(json.dumps(html.escape(_plain(value).replace("`", ""), quote=True)))
 
 
 def nav_label(value: Any) -> Markup:
-    """A navigation label: the nav plugin hands its text to the theme unescaped, so characters
-    that could form markup are dropped rather than escaped."""
-    return md_inline(re.sub(r"[<>&\"'`]", "", " ".join(str(value).split())))
+    """A navigation link's label: the nav plugin hands its text to the theme unescaped, so
+    characters that could form markup are dropped rather than escaped."""
+    return md_inline(re.sub(r"[<>&\"'`]", "", _plain(value)))
+
+
+def nav_section(value: Any) -> Markup:
+    """A navigation section title (a list item without a link, such as a month). literate-nav
+    takes such text before Python-Markdown turns escapes back into characters, so an escaped
+    '-' reaches the menu as '\\x0245\\x03': characters that would need escaping are dropped
+    instead, and a leading '-' (a list marker) with them."""
+    return Markup(" ".join(_NOT_NAV_SECTION.sub("", _plain(value)).split()).lstrip("- "))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import jinja2
@@ -10,7 +10,13 @@ from markupsafe import Markup
 
 from tooling.analysis.incidents import IncidentView
 from tooling.records.model import parse_time, precision
-from tooling.site.escape import link, md_block, md_inline, meta_title, nav_label
+from tooling.site.escape import code, html_text, link, md_block, md_inline, meta_title, nav_label, nav_section
+
+# Sort key of a duration that has not ended (an open incident): longer than any real one, so
+# that sorting by time to resolve puts what is still open with the slowest.
+STILL_OPEN = 10**9
+# Sort key of a missing due date: after every real date, as an item without a deadline is.
+NO_DATE = "9999-12-31"
 
 
 def dt(value: Any) -> str:
@@ -33,11 +39,34 @@ def seconds(value: float) -> str:
     return f"{value:g} s" if value < 120 else f"{value / 60:g} min" if value < 7200 else f"{value / 3600:g} h"
 
 
-def code(text: Any) -> Markup:
-    """An inline code span that holds any text, backticks included."""
-    body = " ".join(str(text).split())
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
-    return Markup(f"{fence} {body} {fence}")
+def number(value: float | int | None) -> str:
+    """A quantity for a table column: thousands separated, whole numbers without '.0'
+    (3,938 GPU-hours, not 3,938.0), others to one decimal."""
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def in_hours(delta: timedelta | None) -> str:
+    """A duration in hours to one decimal, the one unit of a column that has to sort."""
+    return "" if delta is None else f"{delta.total_seconds() / 3600:,.1f}"
+
+
+def sort_key(value: datetime | date | timedelta | float | int | str | None, missing: float | str = "") -> Markup:
+    """A ``data-sort`` attribute value that tablesort orders correctly: UTC ISO time for
+    timestamps (zones mixed in one column still sort), hours for durations, plain numbers
+    without separators, text (ISO dates) as it is; ``missing`` when there is no value."""
+    if value is None:
+        key: object = missing
+    elif isinstance(value, datetime):
+        key = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if value.tzinfo else value.isoformat()
+    elif isinstance(value, date):
+        key = value.isoformat()
+    elif isinstance(value, timedelta):
+        key = f"{value.total_seconds() / 3600:.4f}"
+    else:
+        key = f"{value:.4f}" if isinstance(value, float) else value
+    return html_text(key)
 
 
 def anchor(slug: str) -> Markup:
@@ -61,6 +90,7 @@ def environment() -> jinja2.Environment:
                              finalize=md_inline, autoescape=False, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(dt=dt, hours=hours, seconds=seconds, block=md_block, meta_title=meta_title,
-                       nav_label=nav_label, groupby_month=groupby_month)
-    env.globals.update(link=link, code=code, anchor=anchor)
+                       nav_label=nav_label, nav_section=nav_section, groupby_month=groupby_month,
+                       number=number, in_hours=in_hours, sort_key=sort_key)
+    env.globals.update(link=link, code=code, anchor=anchor, still_open=STILL_OPEN, no_date=NO_DATE)
     return env
