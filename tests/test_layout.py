@@ -29,7 +29,7 @@ def test_ids_and_paths_of_each_kind(repo: Path) -> None:
     (repo / "incidents" / ".INC-0009.yaml.x1.tmp").write_text("a writer's temporary file")
     assert ids(repo, "incident") == ["INC-0001", "INC-0002"]
     assert ids(repo, "postmortem") == ["PM-0001"]
-    assert ids(repo, "run") == ["demo-7b"] and ids(repo, "ladder") == ["hang"]
+    assert ids(repo, "run") == ["demo-7b"] and ids(repo, "ladder") == ["checkpoint", "crash", "hang"]
     assert path_of(repo, "INC-0001") == repo / "incidents" / "INC-0001.yml"
     assert path_of(repo, "hang") == repo / "runbooks" / "ladders" / "hang.yaml"
     with pytest.raises(UserError, match="no record with id 'hang'"):

@@ -134,7 +134,7 @@ def _diagnosis(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     stacks.add_argument("--incident", metavar="RUN", help="draft a hang incident for this run from the result")
 
     tri = sub.add_parser("triage", parents=[common], help="walk a diagnostic ladder on this machine, cheapest check first")
-    tri.add_argument("symptom", choices=["nan", "hang", "divergence"])
+    tri.add_argument("symptom", choices=["nan", "hang", "divergence", "crash", "checkpoint", "slowdown"])
     tri.add_argument("--pid", type=_natural, help="PID of a training process, for the py-spy checks")
     tri.add_argument("--timeout", type=_seconds, default=5.0, help="seconds per check (default: %(default)s)")
     tri.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")

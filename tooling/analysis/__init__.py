@@ -7,6 +7,7 @@ from typing import Iterable
 from datetime import datetime
 
 from tooling.analysis.incidents import IncidentView, incident_views
+from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
 from tooling.analysis.identity import Identity, identify
 from tooling.analysis.repeats import Candidate, Group, candidates, groups_of
@@ -34,6 +35,7 @@ class Analysis:
     identities: dict[str, Identity]  # incident id -> the failure it is (see analysis.identity)
     groups: list[Group]  # every incident in exactly one group, with why they belong together
     failure_modes: list[tuple[FailureMode, int]]  # the catalogue, with this repository's incidents of each
+    paging: list[PagedSymptom]  # 'Paged? Start here': each symptom's ladder and latest incidents
 
 
 def mode_counts(identities: Iterable[Identity]) -> list[tuple[FailureMode, int]]:
@@ -49,6 +51,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     identities = {v.id: identify(v) for v in incidents}
     groups = groups_of(incidents, identities)
     index = Index(incidents)
+    ladders = sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id)
     return Analysis(
         now=now,
         records=records,
@@ -57,7 +60,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         postmortems=postmortems,
         actions=action_board(postmortems),
         trends=trends(incidents),
-        ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
+        ladders=ladders,
         candidates=candidates(groups, postmortems, identities),
         suggestions=likely_repeats([g.incidents for g in groups], index),
         stack=next((r for r in records if r.kind == "stack"), None),
@@ -65,6 +68,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         identities=identities,
         groups=groups,
         failure_modes=mode_counts(identities.values()),
+        paging=paging(ladders, incidents),
     )
 
 

@@ -1,113 +1,184 @@
-"""Charts as inline SVG, drawn at build time: no JavaScript, no CDN, readable without colour."""
+"""Charts as inline SVG, drawn at build time: no JavaScript, no CDN, readable without colour.
+
+Every chart has a visible title, labelled axes with round ticks, and its numbers written beside
+the marks (the pages put the full table under it). Text and axes take their colour from the
+page (CSS: ``.playbook-chart``), so they follow the light and the dark palette; the mark
+colours below are fixed and chosen to keep at least 3:1 contrast against both backgrounds.
+"""
 from __future__ import annotations
 
+import math
 from datetime import date
 
 from markupsafe import Markup
 
 from tooling.site.escape import html_text
 
-# One colour per layer of the stack cross-section (colour-blind-friendly order).
+# One colour per layer of the stack cross-section: distinct hues, each with a relative
+# luminance between 0.16 and 0.27, which keeps >= 3:1 contrast against both the light page
+# (#ffffff) and the dark one (#1e2129) (tests/site/test_dark_mode.py measures both).
 PALETTE = {
-    "model-code": "#4477aa", "framework": "#66ccee", "cuda-libraries": "#228833",
-    "nccl": "#ccbb44", "driver": "#ee6677", "gpu-hardware": "#aa3377", "host": "#bbbbbb",
-    "network-fabric": "#332288", "storage": "#117733", "scheduler": "#882255",
-    "human-ops": "#999933", "unknown": "#dddddd",
+    "model-code": "#2d71d2", "framework": "#1499b3", "cuda-libraries": "#2b9534",
+    "nccl": "#9e8817", "driver": "#dd3c3c", "gpu-hardware": "#c339a0", "host": "#868686",
+    "network-fabric": "#8a54d4", "storage": "#0f8b77", "scheduler": "#cc3567",
+    "human-ops": "#cd6911", "unknown": "#887a65",
 }
+OTHER = "#2d71d2"  # a layer the palette does not know (a newer schema); same contrast band
+
+TITLE_H = 30  # room for the title line above every chart
+PLOT_WIDTH = 600  # the most a chart's plot takes, so that no page scales a chart (and its ticks) down
+FONT = 12  # ticks, labels and numbers
+LEGEND_COLUMN = 150
 
 
-def _svg(width: int, height: int, label: str, body: list[str]) -> Markup:
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-            f'width="{width}" height="{height}" role="img" aria-label="{html_text(label)}" '
+def colour(layer: str) -> str:
+    return PALETTE.get(layer, OTHER)
+
+
+def number(value: float) -> str:
+    """A tick or a count: thousands separated, whole numbers without a decimal."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def ticks(peak: float, *, integer: bool = False, most: int = 5) -> list[float]:
+    """Round tick values from 0 up to the first one at or above ``peak`` (at most ``most``
+    steps of 1, 2 or 5 times a power of ten; whole steps for counts)."""
+    if peak <= 0:
+        return [0, 1]
+    magnitude = 10 ** math.floor(math.log10(peak / most))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude * most >= peak)
+    if integer:
+        step = max(1, math.ceil(step))
+    count = math.ceil(peak / step - 1e-9)
+    return [round(i * step, 10) for i in range(count + 1)]
+
+
+def _svg(width: float, height: float, title: str, body: list[str]) -> Markup:
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{html_text(title)}" '
             f'class="playbook-chart" style="max-width:100%;height:auto">'
-            f"<title>{html_text(label)}</title>")
+            f"<title>{html_text(title)}</title>"
+            f'<text class="chart-title" x="0" y="18" font-size="15" font-weight="bold">{html_text(title)}</text>')
     return Markup(head + "".join(body) + "</svg>")
 
 
+def _text(x: float, y: float, text: str, *, anchor: str = "start", extra: str = "") -> str:
+    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{FONT}" text-anchor="{anchor}"{extra}>'
+            f"{html_text(text)}</text>")
+
+
+def _legend(layers: list[str], x: float, y: float) -> tuple[list[str], float]:
+    """Swatch and name per layer, four to a row; returns the marks and the height used."""
+    body = []
+    for j, layer in enumerate(layers):
+        lx, ly = x + (j % 4) * LEGEND_COLUMN, y + (j // 4) * 18
+        body.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{colour(layer)}"/>'
+                    + _text(lx + 17, ly, layer))
+    return body, ((len(layers) + 3) // 4) * 18
+
+
 def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label: str) -> Markup:
-    """Incidents per week, one stacked bar per week, one colour per layer, legend below."""
-    bar, gap, chart_h, left = 28, 10, 160, 30
-    width = left + len(weeks) * (bar + gap) + 20
-    peak = max([sum(col) for col in zip(*per_layer.values())] or [1]) or 1
-    body = [f'<line x1="{left}" y1="{chart_h}" x2="{width - 10}" y2="{chart_h}" stroke="#888"/>',
-            f'<text x="{left - 6}" y="16" font-size="11" text-anchor="end">{peak}</text>',
-            f'<text x="{left - 6}" y="{chart_h}" font-size="11" text-anchor="end">0</text>']
+    """Incidents per week, one stacked bar per week, one colour per layer, each week's total
+    above its bar, the legend below. A long history narrows the bars instead of widening the
+    chart (a wider one is scaled down on the page, ticks and all): past ~16 weeks the totals
+    are left to the table under the chart and only every n-th week is labelled."""
+    left, plot_h = 58, 160
+    pitch = min(38.0, PLOT_WIDTH / max(len(weeks), 1))  # one bar and the gap after it
+    bar, label_every = pitch * 0.74, math.ceil(36 / pitch)  # a label is ~34 px wide
+    plot_top = TITLE_H + 18  # room for the totals above the tallest bar
+    bottom = plot_top + plot_h
+    right = left + len(weeks) * pitch + pitch * 0.26
+    totals = [sum(column) for column in zip(*per_layer.values())] or [0] * len(weeks)
+    marks = ticks(max(totals, default=0), integer=True)
+    scale = plot_h / marks[-1]
+    body = _y_axis(marks, scale, left, right, bottom, "Incidents")
     for i, week in enumerate(weeks):
-        x, y = left + i * (bar + gap) + gap, chart_h
+        x, y = left + pitch * 0.26 + i * pitch, float(bottom)
         for layer, counts in per_layer.items():
             if counts[i]:
-                h = counts[i] / peak * (chart_h - 10)
+                h = counts[i] * scale
                 y -= h
-                body.append(f'<rect x="{x}" y="{y:.1f}" width="{bar}" height="{h:.1f}" '
-                            f'fill="{PALETTE.get(layer, "#777")}"><title>{html_text(layer)}: '
-                            f'{counts[i]} in week of {week.isoformat()}</title></rect>')
-        body.append(f'<text x="{x + bar / 2}" y="{chart_h + 14}" font-size="10" '
-                    f'text-anchor="middle">{week.strftime("%m-%d")}</text>')
-    legend_y = chart_h + 34
-    for j, layer in enumerate(per_layer):
-        lx, ly = left + (j % 4) * 150, legend_y + (j // 4) * 16
-        body.append(f'<rect x="{lx}" y="{ly - 9}" width="10" height="10" fill="{PALETTE.get(layer, "#777")}"/>'
-                    f'<text x="{lx + 14}" y="{ly}" font-size="11">{html_text(layer)}</text>')
-    height = legend_y + ((len(per_layer) + 3) // 4) * 16 + 4
-    return _svg(max(width, left + 4 * 150), height, label, body)
+                body.append(f'<rect class="segment" x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                            f'fill="{colour(layer)}"><title>{html_text(layer)}: {counts[i]} in the week of '
+                            f"{week.isoformat()}</title></rect>")
+        if label_every == 1:
+            body.append(_text(x + bar / 2, y - 5, number(totals[i]), anchor="middle"))
+        if i % label_every == 0:
+            body.append(_text(x + bar / 2, bottom + 17, week.strftime("%m-%d"), anchor="middle"))
+    body.append(_text((left + right) / 2, bottom + 36, "Week starting (month-day)", anchor="middle"))
+    width = max(right + 10, left + 4 * LEGEND_COLUMN)
+    legend, legend_h = _legend(list(per_layer), left, bottom + 62)
+    return _svg(width, bottom + 62 + legend_h, label, body + legend)
 
 
-def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str) -> Markup:
-    """One bar per (name, value), largest first as given, the value printed at its end."""
-    row, left, span = 22, 130, 360
-    peak = max([v for _, v in values] or [1]) or 1
-    digits = 0 if peak >= 100 else 1
+def _y_axis(marks: list[float], scale: float, left: float, right: float, bottom: float, name: str) -> list[str]:
+    """Horizontal grid lines at each tick, tick labels, the axis line and its rotated name."""
     body = []
+    for value in marks:
+        y = bottom - value * scale
+        body.append(f'<line class="grid" x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
+                    f'stroke="currentColor" stroke-opacity="0.3"/>'
+                    + _text(left - 7, y + 4, number(value), anchor="end"))
+    top = bottom - marks[-1] * scale
+    body.append(f'<line class="axis" x1="{left}" y1="{top:.1f}" x2="{left}" y2="{bottom}" stroke="currentColor"/>'
+                f'<line class="axis" x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="currentColor"/>'
+                + _text(-(top + bottom) / 2, 16, name, anchor="middle", extra=' transform="rotate(-90)"'))
+    return body
+
+
+def _x_axis(marks: list[float], scale: float, left: float, top: float, bottom: float, name: str) -> list[str]:
+    """Vertical grid lines at each tick, tick labels under the axis line, the axis name."""
+    body = []
+    for value in marks:
+        x = left + value * scale
+        body.append(f'<line class="grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{bottom}" '
+                    f'stroke="currentColor" stroke-opacity="0.3"/>'
+                    + _text(x, bottom + 16, number(value), anchor="middle"))
+    right = left + marks[-1] * scale
+    body.append(f'<line class="axis" x1="{left}" y1="{bottom}" x2="{right:.1f}" y2="{bottom}" stroke="currentColor"/>'
+                f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="currentColor"/>'
+                + _text((left + right) / 2, bottom + 36, name, anchor="middle"))
+    return body
+
+
+def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str, axis: str,
+                    category: str = "Layer") -> Markup:
+    """One bar per (name, value) in the order given, the value printed at its end; ``axis``
+    names the quantity on the horizontal axis, ``category`` the names down the side."""
+    row, left, span = 24, 140, 340
+    top = TITLE_H + 22  # the category heading sits between the title and the first bar
+    marks = ticks(max([v for _, v in values], default=0))
+    scale = span / marks[-1]
+    digits = 0 if marks[-1] >= 100 else 1
+    bottom = top + max(len(values), 1) * row + 4
+    body = [_text(left - 8, top - 8, category, anchor="end", extra=' font-weight="bold"')]
+    body += _x_axis(marks, scale, left, top - 2, bottom, f"{axis} ({unit})")
     for i, (name, value) in enumerate(values):
-        y = i * row + 4
-        w = value / peak * span
-        body.append(f'<text x="{left - 6}" y="{y + 13}" font-size="11" text-anchor="end">{html_text(name)}</text>'
-                    f'<rect x="{left}" y="{y}" width="{w:.1f}" height="16" fill="{PALETTE.get(name, "#4477aa")}"/>'
-                    f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{value:,.{digits}f} {html_text(unit)}</text>')
-    return _svg(left + span + 110, len(values) * row + 8, label, body)
-
-
-def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, log_scale: bool = False) -> Markup:
-    """Lines sharing one x axis (e.g. steps), each scaled to its own range, legend on top."""
-    import math
-
-    width, height, left, top = 560, 220, 40, 30
-    colours = ["#ee6677", "#4477aa", "#228833", "#ccbb44"]
-    xs = [x for points in series.values() for x, _ in points] or [0.0, 1.0]
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
-    body = [f'<line x1="{left}" y1="{top + height}" x2="{left + width}" y2="{top + height}" stroke="#888"/>',
-            f'<text x="{left}" y="{top + height + 16}" font-size="11">step {x0:g}</text>',
-            f'<text x="{left + width}" y="{top + height + 16}" font-size="11" text-anchor="end">step {x1:g}</text>']
-    for n, (name, points) in enumerate(series.items()):
-        values = [math.log10(max(y, 1e-12)) if log_scale else y for _, y in points if math.isfinite(y)]
-        if not values:
-            continue
-        lo, hi = min(values), max(values) if max(values) > min(values) else min(values) + 1
-        path = " ".join(
-            f"{'M' if i == 0 else 'L'}{left + (x - x0) / (x1 - x0) * width:.1f},"
-            f"{top + height - ((math.log10(max(y, 1e-12)) if log_scale else y) - lo) / (hi - lo) * height:.1f}"
-            for i, (x, y) in enumerate(p for p in points if math.isfinite(p[1])))
-        colour = colours[n % len(colours)]
-        body.append(f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        first, last = points[0][1], points[-1][1]
-        body.append(f'<text x="{left + n * 230}" y="16" font-size="12" fill="{colour}">{html_text(name)}: '
-                    f'{first:.3g} → {last:.3g}{" (log scale)" if log_scale else ""}</text>')
-    return _svg(left + width + 20, top + height + 24, label, body)
+        y, w = top + i * row + 2, value * scale
+        body.append(_text(left - 8, y + 14, name, anchor="end")
+                    + f'<rect x="{left}" y="{y}" width="{w:.1f}" height="18" fill="{colour(name)}"/>'
+                    + _text(left + w + 5, y + 14, f"{value:,.{digits}f} {unit}"))
+    if not values:
+        body.append(_text(left + 8, top + 16, "No incidents with these times yet."))
+    return _svg(left + span + 130, bottom + 46, label, body)
 
 
 def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
-    """The stack cross-section as boxes from top to bottom, each with its incident count and a bar."""
-    row, width, bar_left, bar_span = 34, 640, 300, 260
-    peak = max([count for _, _, count in layers] or [1]) or 1
-    body = []
+    """The stack cross-section as boxes from top to bottom, each with its incident count and a
+    bar on a shared count axis."""
+    row, width, bar_left, bar_span = 34, 660, 300, 240
+    top = TITLE_H + 22
+    marks = ticks(max([count for _, _, count in layers], default=0), integer=True)
+    scale = bar_span / marks[-1]
+    bottom = top + len(layers) * row
+    body = [_text(22, top - 8, "Layer (top of the stack first)", extra=' font-weight="bold"'),
+            *_x_axis(marks, scale, bar_left, top - 2, bottom, "Incidents in the log")]
     for i, (layer, name, count) in enumerate(layers):
-        y = 4 + i * row
-        colour = PALETTE.get(layer, "#777")
-        body.append(f'<rect x="4" y="{y}" width="{width - 8}" height="{row - 6}" rx="4" fill="none" '
-                    f'stroke="{colour}" stroke-width="2"/>'
-                    f'<rect x="4" y="{y}" width="10" height="{row - 6}" fill="{colour}"/>'
-                    f'<text x="22" y="{y + 19}" font-size="13">{html_text(name)}</text>'
-                    f'<rect x="{bar_left}" y="{y + 8}" width="{count / peak * bar_span:.1f}" height="12" fill="{colour}"/>'
-                    f'<text x="{bar_left + count / peak * bar_span + 6:.1f}" y="{y + 19}" font-size="12">'
-                    f'{count} incident{"s" if count != 1 else ""}</text>')
-    return _svg(width, len(layers) * row + 8, label, body)
+        y, hue, w = top + i * row, colour(layer), count * scale
+        body.append(f'<rect x="4" y="{y + 2}" width="{width - 8}" height="{row - 6}" rx="4" fill="none" '
+                    f'stroke="{hue}" stroke-width="2"/>'
+                    f'<rect x="4" y="{y + 2}" width="10" height="{row - 6}" fill="{hue}"/>'
+                    + _text(22, y + 20, name)
+                    + f'<rect x="{bar_left}" y="{y + 9}" width="{w:.1f}" height="14" fill="{hue}"/>'
+                    + _text(bar_left + w + 6, y + 20, f'{count} incident{"s" if count != 1 else ""}'))
+    return _svg(width, bottom + 46, label, body)

@@ -21,10 +21,14 @@ from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
 from tooling.site import charts
 from tooling.site.escape import link, md_inline
+from tooling.site.fences import fenced
 from tooling.site.filters import code, dt, environment
+from tooling.site.freshness import template_globals as freshness_globals
 from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
+from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
+from tooling.site.source import Sources
 from tooling.site.reference import field_reference
 
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
@@ -86,18 +90,25 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) ->
     helpers = _Helpers(analysis, history, root)
     return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
                 playbook_title=_playbook_title, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
+                fenced=fenced,
                 history_note=helpers.history_note, kinds=field_reference(),
+                source=Sources(root, analysis.records, history), tag_anchor=tag_anchor,
+                playbook_target=playbook_target, candidate_anchor=candidate_anchor,
+                **freshness_globals(analysis.now),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label="Incidents per week by layer"),
                 gpu_chart=charts.horizontal_bars([(t.layer, t.gpu_hours) for t in analysis.trends.layers],
-                                                 label="GPU-hours lost by layer", unit="GPU-h"),
+                                                 label="GPU-hours lost by layer", unit="GPU-h",
+                                                 axis="GPU-hours lost"),
                 stack_chart=_stack_chart(analysis),
                 mttd_chart=charts.horizontal_bars([(t.layer, t.mttd_hours) for t in analysis.trends.layers
                                                    if t.mttd_hours is not None],
-                                                  label="Mean time to detect by layer", unit="h"),
+                                                  label="Mean time to detect by layer", unit="h",
+                                                  axis="Mean time to detect"),
                 mttr_chart=charts.horizontal_bars([(t.layer, t.mttr_hours) for t in analysis.trends.layers
                                                    if t.mttr_hours is not None],
-                                                  label="Mean time to resolve by layer", unit="h"))
+                                                  label="Mean time to resolve by layer", unit="h",
+                                                  axis="Mean time to resolve"))
 
 
 def _playbook_title(target: str) -> str:
@@ -125,7 +136,8 @@ def _render_range(bounds: tuple[int, int]) -> RenderResult:
     env, result = environment(), RenderResult()
     for type_index, relative, item in pages[bounds[0]:bounds[1]]:
         template = env.get_template(PAGE_TYPES[type_index].template)
-        _write_if_changed(out_dir / relative, template.render(item=item, **shared), result)
+        text = shared["source"].front_matter(relative, item, template.render(item=item, **shared))
+        _write_if_changed(out_dir / relative, text, result)
     return result
 
 
@@ -135,7 +147,7 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     global _JOB
     pages = [(i, relative, item) for i, page_type in enumerate(PAGE_TYPES)
              for relative, item in page_type.pages(analysis)]
-    _JOB = (pages, _shared(analysis, history, root), out_dir)
+    _JOB = (pages, shared := _shared(analysis, history, root), out_dir)
     workers = min(jobs or os.cpu_count() or 1, 2)
     result = RenderResult()
     try:
@@ -150,7 +162,7 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
         _JOB = None
     copied = lab_pages(root)
     for relative, text in copied.items():
-        _write_if_changed(out_dir / relative, text, result)
+        _write_if_changed(out_dir / relative, shared["source"].front_matter(relative, None, text), result)
     expected = {out_dir / relative for _, relative, _ in pages} | {out_dir / r for r in copied}
     for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
         stale.unlink()

@@ -1,0 +1,72 @@
+"""Every page type, in both palettes, in real Chromium: axe-core finds no serious or critical
+violation, the console shows no error and no request fails.
+
+axe-core is vendored from npm (tests/site/vendor/axe-core/, see its README.txt) and injected
+into each page, so the check runs offline.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+AXE = Path(__file__).with_name("vendor") / "axe-core" / "axe.min.js"
+
+# One page of each type the site has (the run page, ladders and labs included).
+PAGES = {
+    "home": "/",
+    "playbook page": "/playbook/checkpoint-cadence/",
+    "records guide": "/records/",
+    "run": "/generated/runs/demo-7b/",
+    "incident log": "/generated/incidents/",
+    "incident": "/generated/incidents/INC-0004/",
+    "hostile incident": "/generated/incidents/INC-0900/",
+    "postmortems": "/generated/postmortems/",
+    "postmortem": "/generated/postmortems/PM-0001/",
+    "action board": "/generated/postmortems/action-items/",
+    "trends": "/generated/trends/",
+    "stack": "/generated/stack/",
+    "repeats": "/generated/repeats/",
+    "failure modes": "/generated/failure-modes/",
+    "ladders": "/generated/ladders/",
+    "ladder": "/generated/ladders/hang/",
+    "field reference": "/generated/reference/",
+    "tags": "/generated/tags/",
+    "lab": "/generated/labs/03-nan-guard/",
+}
+PALETTES = {"light": "default", "dark": "slate"}  # the OS setting -> the palette it selects
+
+RUN_AXE = """async () => {
+    const result = await axe.run(document, {resultTypes: ['violations']});
+    return result.violations
+        .filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => `${v.impact} ${v.id}: ${v.nodes.length} node(s), first ${v.nodes[0].target.join(' ')}: `
+                  + v.nodes[0].failureSummary.replace(/\\s+/g, ' '));
+}"""
+
+
+@pytest.fixture(params=list(PALETTES))
+def palette_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[str, Page]]:
+    """A tab whose OS setting asks for the light or the dark palette."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=request.param)
+    yield request.param, context.new_page()
+    context.close()
+
+
+@pytest.mark.parametrize("kind", list(PAGES))
+def test_page_loads_cleanly_and_axe_finds_nothing_serious(palette_page: tuple[str, Page], site_url: str,
+                                                          kind: str) -> None:
+    scheme, page = palette_page
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url} ({r.failure})"))
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    page.goto(site_url + PAGES[kind])
+    page.wait_for_load_state("networkidle")
+    assert page.locator("body").get_attribute("data-md-color-scheme") == PALETTES[scheme]
+    assert problems == []
+    page.add_script_tag(path=str(AXE))
+    assert page.evaluate(RUN_AXE) == []

@@ -1,0 +1,162 @@
+"""Where a generated page comes from: its record's file, the link to edit that file, and when
+it last changed.
+
+Hand-written pages get their edit button from mkdocs (``repo_url`` + ``edit_uri``) and their
+date from the git-revision-date plugin. Generated pages are not in the repository, so
+`tooling build` writes both into their front matter: ``edit_url`` (the record's YAML file, read
+by docs/overrides/partials/actions.html) and ``revision_date`` (shown by the theme), in the form
+the plugin is configured to print (``2026-11-29 12:00 UTC``). A record's date is its last
+commit; a record not committed yet is dated by its file. A page drawn from many records (the
+log, trends, the board) is as new as the newest of them.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urljoin
+
+import yaml
+from pathspec import GitIgnoreSpec
+
+from tooling.records.model import Record
+from tooling.site.history import Change
+from tooling.site.pages import GENERATED_DIR
+
+
+@dataclass(frozen=True)
+class Source:
+    path: str  # the record's file, relative to the repository root, with '/' separators
+    edit_url: str | None  # None when mkdocs.yml names no repository
+    updated: str  # when the file last changed, in UTC: '2026-11-29 12:00 UTC'
+
+
+class _Loader(yaml.SafeLoader):
+    """mkdocs.yml may hold tags for mkdocs itself (!ENV, !!python/name:...): read them as null."""
+
+
+_Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def site_config(root: Path) -> dict[str, Any]:
+    try:
+        data = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    except FileNotFoundError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def edit_base(config: dict[str, Any]) -> str | None:
+    """The URL that a repository path is appended to for editing, from ``repo_url`` and
+    ``edit_uri`` (which ends with the docs folder: 'edit/main/docs/' gives '.../edit/main/')."""
+    repo_url, edit_uri = config.get("repo_url"), config.get("edit_uri")
+    docs = str(config.get("docs_dir") or "docs").strip("/") + "/"
+    if not repo_url or not edit_uri or not str(edit_uri).endswith(docs):
+        return None  # no repository, or an edit path that does not say where the root is
+    return urljoin(str(repo_url).rstrip("/") + "/", str(edit_uri)[: -len(docs)])
+
+
+def stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def with_front_matter(text: str, fields: dict[str, str]) -> str:
+    """``text`` with ``fields`` added to its YAML front matter (a new block if it has none)."""
+    lines = "".join(f"{key}: {json.dumps(value)}\n" for key, value in fields.items())
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end >= 0:
+            return text[: end + 1] + lines + text[end + 1:]
+    return f"---\n{lines}---\n\n{text}"
+
+
+class Sources:
+    """The ``source(record)`` template global and the front matter of every generated page."""
+
+    def __init__(self, root: Path, records: list[Record], history: dict[str, list[Change]]) -> None:
+        config = site_config(root)
+        self.root = Path(os.path.realpath(root))
+        self.roots = (Path(os.path.abspath(root)), self.root)  # records name it either way
+        self.history = history
+        self.labs = _lab_history(self.root)
+        self.edit_base = edit_base(config)
+        docs_dir = str(config.get("docs_dir") or "docs")
+        self.docs_prefix = Path(os.path.relpath(GENERATED_DIR, docs_dir)).as_posix() + "/"
+        self.excluded = GitIgnoreSpec.from_lines(str(config.get("exclude_docs") or "").splitlines())
+        self.newest = stamp(max((self._changed(r.path) for r in records),
+                                default=datetime.fromtimestamp(0, timezone.utc)))
+
+    def __call__(self, record: Record) -> Source:
+        path = self._relative(record.path)
+        return Source(path, self._edit_url(path), stamp(self._changed(record.path)))
+
+    def front_matter(self, relative: str, item: Any, text: str) -> str:
+        """A generated file's text with its date (and edit link, for a record's page) added,
+        when mkdocs builds it as a page; navigation files and snippets are left alone."""
+        docs_path = self.docs_prefix + relative
+        if not relative.endswith(".md") or self.excluded.match_file(docs_path):
+            return text
+        record = item if isinstance(item, Record) else getattr(item, "record", None)
+        if isinstance(record, Record):
+            origin, path = self._relative(record.path), record.path
+        elif (origin := _lab_origin(relative)) is not None:
+            path = str(self.root / origin)
+        else:  # drawn from many records
+            return with_front_matter(text, {"revision_date": self.newest})
+        fields = {"revision_date": stamp(self._changed(path))}
+        if (url := self._edit_url(origin)) is not None:
+            fields["edit_url"] = url
+        return with_front_matter(text, fields)
+
+    def _relative(self, path: str) -> str:
+        """The path from the repository root; abspath first, since realpath stats every folder."""
+        for candidate in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
+            for root in self.roots:
+                if candidate.is_relative_to(root):
+                    return candidate.relative_to(root).as_posix()
+        return Path(path).as_posix()
+
+    def _edit_url(self, relative: str) -> str | None:
+        return None if self.edit_base is None else self.edit_base + quote(relative)
+
+    def _changed(self, path: str) -> datetime:
+        """The file's last commit, or its modification time while it is not committed."""
+        key = os.path.normpath(os.path.abspath(path))
+        changes = self.history.get(key) or self.labs.get(key)
+        if changes:
+            return datetime.fromisoformat(changes[0].date)
+        try:
+            return datetime.fromtimestamp(os.stat(path).st_mtime, timezone.utc)
+        except OSError:
+            return datetime.fromtimestamp(0, timezone.utc)
+
+
+def _lab_origin(relative: str) -> str | None:
+    """The README a lab page is copied from (see tooling.site.labs), or None."""
+    parts = relative.split("/")
+    if len(parts) != 2 or parts[0] != "labs":
+        return None
+    return "labs/README.md" if parts[1] == "index.md" else f"labs/{parts[1].removesuffix('.md')}/README.md"
+
+
+def _lab_history(root: Path) -> dict[str, list[Change]]:
+    """{absolute path: [last change]} for the files under labs/: one `git log` per render."""
+    try:
+        import git
+        repo = git.Repo(root, search_parent_directories=True)
+        top = Path(repo.working_tree_dir or root)
+        out = repo.git.log("--name-only", "--no-renames", "--format=@@%aI", "--", str(root / "labs"))
+    except Exception:  # no git or no commits: pages are dated by their files instead
+        return {}
+    dates: dict[str, list[Change]] = {}
+    when = ""
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            when = line[2:]
+        elif line.strip():
+            dates.setdefault(os.path.normpath(top / line.strip()), [Change("", "", when, "")])
+    return dates
