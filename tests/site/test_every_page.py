@@ -1,0 +1,38 @@
+"""Every page the site has, not one of each type: in real Chromium it loads with no console
+error, no uncaught exception, no failed request and no HTTP error (a stray /versions.json or a
+missing asset shows up here first)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import Page
+
+
+def _pages(site: Path) -> list[str]:
+    """The URL path of every page mkdocs wrote (directory URLs), the 404 page left out."""
+    paths = []
+    for index in sorted(site.rglob("index.html")):
+        relative = index.parent.relative_to(site).as_posix()
+        paths.append("/" if relative == "." else f"/{relative}/")
+    return paths
+
+
+def test_every_page_loads_without_an_error_or_a_failed_request(built_site: Path, page: Page,
+                                                              site_url: str) -> None:
+    pages = _pages(built_site)
+    assert len(pages) >= 40, pages  # the bundled records make about fifty pages
+    problems: list[str] = []
+    current = {"path": ""}
+
+    def note(what: str) -> None:
+        problems.append(f"{current['path']}: {what}")
+
+    page.on("console", lambda m: note(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda error: note(f"uncaught: {error}"))
+    page.on("requestfailed", lambda r: note(f"failed request: {r.url} ({r.failure})"))
+    page.on("response", lambda r: note(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    for path in pages:
+        current["path"] = path
+        page.goto(site_url + path)
+        page.wait_for_load_state("networkidle")
+    assert problems == []
