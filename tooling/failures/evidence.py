@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooling.failures.catalogue import FailureMode, catalogue
-from tooling.failures.codes import codes
 from tooling.failures.recognise import Recognition, recognise, suggest
 from tooling.failures.signatures import is_boilerplate, is_progress
 
@@ -65,7 +64,7 @@ def described_mode(data: dict[str, Any]) -> tuple[FailureMode | None, Recognitio
     # the notes are left out: they weigh hypotheses ("IOMMU settings did not help")
     text = " ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
                      str(data.get("root_cause", ""))])
-    said = Recognition(None, codes(text))
+    said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
     named = [m for m in suggest(text) if not m.generic]
     causes = [m for m in named if not m.downstream]  # "nodes went down with ECC errors": ECC is the failure
     chosen = (causes[0] if len(causes) == 1 else None) if causes else (named[0] if len(named) == 1 else None)
