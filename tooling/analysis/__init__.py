@@ -9,7 +9,7 @@ from datetime import datetime
 from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
-from tooling.analysis.identity import Identity, identify
+from tooling.analysis.identity import Identity, identify_all
 from tooling.analysis.repeats import Candidate, Group, candidates, groups_of
 from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
@@ -48,7 +48,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     """Everything the site shows, computed once from the records and a fixed 'now'."""
     incidents = incident_views(records)
     postmortems = postmortem_views(records, incidents, now=now)
-    identities = {v.id: identify(v) for v in incidents}
+    identities = identify_all(incidents)
     groups = groups_of(incidents, identities)
     index = Index(incidents)
     ladders = sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id)

@@ -52,12 +52,16 @@ class IncidentView(RecordView):
 
     @property
     def where(self) -> str:
-        """The run it hit, or the cluster for an incident of scope cluster."""
-        return str(self.data.get("run") or f"cluster {self.data.get('cluster', '?')}")
+        return where_of(self.data)
 
     @property
     def gpu_hours_lost(self) -> float:
         return float(self.data.get("impact", {}).get("gpu_hours_lost", 0))
+
+
+def where_of(data: dict[str, Any]) -> str:
+    """The run an incident hit, or ``cluster NAME`` for an incident of scope cluster."""
+    return str(data.get("run") or f"cluster {data.get('cluster', '?')}")
 
 
 def _started(data: dict[str, Any], detected: datetime) -> datetime | None:

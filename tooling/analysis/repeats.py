@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from tooling.analysis.catalogue import Automation, by_id, catalogue as automations, suggest
-from tooling.analysis.identity import Identity, identify
+from tooling.analysis.identity import Identity, identify, identify_all
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView
 from tooling.analysis.similarity import Index
 from tooling.failures.signatures import normalise
+from tooling.records.load import no_collection
 
 
 class _UnionFind:
@@ -70,7 +71,11 @@ class Group:
 
 
 def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None = None) -> list[Group]:
-    identities = identities or {v.id: identify(v) for v in views}
+    with no_collection():  # sets, lists and groups of every incident, without a cycle among them
+        return _groups_of(views, identify_all(views) if identities is None else identities)
+
+
+def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> list[Group]:
     sets, first, known = _UnionFind(), {}, {v.id for v in views}
     reasons: dict[tuple[str, ...], str] = {}
     for view in views:
@@ -101,7 +106,7 @@ def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list
     for key, count in keys.most_common():
         if count > 1:
             members = [identities[v.id] for v in group if identities[v.id].key == key]
-            codes = sorted({c for m in members for c in m.codes if c.startswith(("Xid", "errno", "exit"))})
+            codes = sorted({c for m in members for c in m.naming_codes})
             reasons.append(members[0].evidence + (f" ({', '.join(codes)})" if codes else ""))
     if any(v.repeat_of in ids for v in group):
         reasons.append("marked repeat_of")

@@ -21,7 +21,9 @@ from tooling.failures.engine import Matcher
 from tooling.failures.signatures import normalise, without_prefix
 
 _XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b", re.IGNORECASE)
-_ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|\b(E[A-Z]{2,12})\b", re.IGNORECASE)
+# errno names (ENOSPC) are upper case: matching them case-sensitively skips every word that
+# merely starts with an "e" ("error", "eval"), which was most of this pattern's cost
+_ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|(?-i:\b(E[A-Z]{2,12})\b)", re.IGNORECASE)
 _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitcode\s*[:=]?\s*(-?[0-9]{1,3})\b"
                    r"|\bExitCode=([0-9]{1,3})\b|\bexited with (?:exit )?code\s*(-?[0-9]{1,3})\b", re.IGNORECASE)
 _SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
@@ -169,6 +171,13 @@ def identifying(text: str) -> dict[str, tuple[int, ...]]:
             "exit": _when(("exit",), lower, lambda: _exits(text))}
 
 
+def shown_identifying(found: dict[str, tuple[int, ...]]) -> list[str]:
+    """The codes of :func:`identifying` as people write them: "Xid 79", "errno 28 (ENOSPC)"."""
+    return ([f"Xid {x}" for x in found["xid"]]
+            + [f"errno {n} ({errno_module.errorcode.get(n, '?')})" for n in found["errno"]]
+            + [f"exit {n}" for n in found["exit"]])
+
+
 def codes(text: str) -> Codes:
     lower = text.lower()
     values: dict[str, tuple] = {  # type: ignore[type-arg]
@@ -182,9 +191,7 @@ def codes(text: str) -> Codes:
         "ib": _when(("completion",), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]),
         "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
     }
-    shown = [f"Xid {x}" for x in values["xid"]] + [f"errno {n} ({errno_module.errorcode.get(n, '?')})"
-                                                     for n in values["errno"]]
-    shown += [f"exit {n}" for n in values["exit"]] + [f"signal {n}" for n in values["signal"]]
+    shown = shown_identifying(values) + [f"signal {n}" for n in values["signal"]]
     shown += [*values["cuda"], *values["nccl"], *(f"IB status {n}" for n in values["ib"])]
     shown += [e.split(":")[0] for e in values["exception"]]
     return Codes(**values, all=tuple(dict.fromkeys(shown)), text=text)

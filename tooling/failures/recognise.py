@@ -21,14 +21,23 @@ class Recognition:
     extracted only when asked for: most recognitions only need the mode."""
 
     def __init__(self, mode: FailureMode | None, found: Codes | None = None, via: str = "",
-                 text: str = "") -> None:
+                 text: str = "", identified: dict[str, tuple[int, ...]] | None = None) -> None:
         self.mode, self.via, self._codes, self._text = mode, via, found, text
+        self._identifying = identified
 
     @property
     def codes(self) -> Codes:
         if self._codes is None:
             self._codes = codes(self._text)
         return self._codes
+
+    @property
+    def identifying(self) -> dict[str, tuple[int, ...]]:
+        """The codes that name a mode by themselves (Xid, errno, exit): kept from recognising."""
+        if self._identifying is None:
+            self._identifying = identifying(self._text) if self._codes is None else \
+                {kind: getattr(self._codes, kind) for kind in ("xid", "errno", "exit")}
+        return self._identifying
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Recognition) and (self.mode, self.via, self.codes) == (other.mode, other.via, other.codes)
@@ -72,9 +81,9 @@ class Recogniser:
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
         if not fits:
-            return Recognition(None, text=text)
+            return Recognition(None, text=text, identified=found)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))
-        return Recognition(mode, via=via, text=text)
+        return Recognition(mode, via=via, text=text, identified=found)
 
     def suggest(self, text: str) -> list[FailureMode]:
         """Modes whose keywords appear in a description, specific ones first."""
