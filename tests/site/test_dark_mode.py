@@ -127,7 +127,7 @@ CHART_PARTS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("path", ["/generated/trends/", "/generated/stack/"])
+@pytest.mark.parametrize("path", ["/generated/trends/", "/generated/stack/", "/generated/runs/demo-7b/", "/"])
 def test_charts_are_readable_in_both_palettes(page: Page, dark_page: Page, site_url: str, path: str) -> None:
     for tab in (page, dark_page):
         tab.goto(site_url + path)

@@ -6,7 +6,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tooling.analysis.budget import Budget, compute
+from tooling.analysis.feed import Feed, feed_of
 from tooling.analysis.incidents import IncidentView
+from tooling.analysis.paging import ladder_for
 from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
 from tooling.records.runs import is_live, rotation
@@ -33,6 +35,7 @@ class RunCard(RecordView):
     known_issues: list[tuple[dict[str, Any], IncidentView | None]]
     open_incidents: list[IncidentView] = field(default_factory=list)
     budget: Budget | None = None
+    feed: Feed | None = None  # None: the run has no machine feed, and its page shows none
 
     @property
     def age_hours(self) -> int:
@@ -66,6 +69,7 @@ def _progress(run: dict[str, Any]) -> float | None:
 
 def run_cards(records: list[Record], incidents: list[IncidentView], *, now: datetime) -> list[RunCard]:
     by_id = {view.id: view for view in incidents}
+    hang = ladder_for("hang", [r for r in records if r.kind == "ladder"])
     cards = []
     for record in sorted((r for r in records if r.kind == "run"), key=lambda r: r.id):
         updated = parse_time(record.data["updated_at"])
@@ -80,5 +84,7 @@ def run_cards(records: list[Record], incidents: list[IncidentView], *, now: date
             open_incidents=[v for v in incidents
                             if v.data.get("run") == record.id and v.data["status"] != "resolved"],
             budget=compute(record.data["budget"], rotation_size=len(rotation(record.data)))
-            if "budget" in record.data else None))
+            if "budget" in record.data else None,
+            feed=feed_of(record.data, now=now, live=live, incidents=by_id,
+                         hang_ladder=hang.id if hang is not None else None)))
     return cards

@@ -8,7 +8,7 @@ colours below are fixed and chosen to keep at least 3:1 contrast against both ba
 from __future__ import annotations
 
 import math
-from datetime import date
+from datetime import date, datetime
 
 from markupsafe import Markup
 
@@ -27,6 +27,7 @@ OTHER = "#2d71d2"  # a layer the palette does not know (a newer schema); same co
 
 TITLE_H = 30  # room for the title line above every chart
 PLOT_WIDTH = 600  # the most a chart's plot takes, so that no page scales a chart (and its ticks) down
+CARD_PLOT_WIDTH = 540  # a chart in a run card on the home page, which leaves it ~620 px
 FONT = 12  # ticks, labels and numbers
 LEGEND_COLUMN = 150
 
@@ -182,3 +183,30 @@ def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
                     + f'<rect x="{bar_left}" y="{y + 9}" width="{w:.1f}" height="14" fill="{hue}"/>'
                     + _text(bar_left + w + 6, y + 20, f'{count} incident{"s" if count != 1 else ""}'))
     return _svg(width, bottom + 46, label, body)
+
+
+def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: str, hours_axis: str) -> Markup:
+    """One bar per hour (``starts``: consecutive, UTC), its value written upright above it (a
+    day of hours leaves each bar 22 px, too narrow for a number laid flat), every other hour
+    named under the axis; ``axis`` names the quantity, ``hours_axis`` the hours. Sized to fit a
+    run card on the home page without being scaled down. An hour with nothing shows its 0."""
+    left, plot_h, headroom = 58, 120, 46  # headroom: the upright value above the tallest bar
+    pitch = min(38.0, CARD_PLOT_WIDTH / max(len(starts), 1))
+    bar, label_every = pitch * 0.74, math.ceil(40 / pitch)  # an hour label is ~35 px wide
+    bottom = TITLE_H + headroom + plot_h
+    right = left + len(starts) * pitch + pitch * 0.26
+    marks = ticks(max(values, default=0), integer=True)
+    scale = plot_h / marks[-1]
+    body = _y_axis(marks, scale, left, right, bottom, axis)
+    for i, (start, value) in enumerate(zip(starts, values)):
+        x, h = left + pitch * 0.26 + i * pitch, value * scale
+        if value:
+            body.append(f'<rect class="bar" x="{x:.1f}" y="{bottom - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
+                        f'fill="{OTHER}"><title>{number(value)} in the hour from '
+                        f'{start.strftime("%Y-%m-%d %H:%M")} UTC</title></rect>')
+        cx, top = x + bar / 2 + 4, bottom - h - 4  # +4: the glyphs sit left of the turned baseline
+        body.append(_text(cx, top, number(value), extra=f' transform="rotate(-90 {cx:.1f} {top:.1f})"'))
+        if i % label_every == 0:
+            body.append(_text(x + bar / 2, bottom + 17, start.strftime("%H:%M"), anchor="middle"))
+    body.append(_text((left + right) / 2, bottom + 36, hours_axis, anchor="middle"))
+    return _svg(right + 10, bottom + 46, label, body)

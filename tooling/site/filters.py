@@ -35,6 +35,21 @@ def hours(delta: timedelta | None) -> str:
     return f"{total / 3600:.1f} h" if total < 72 * 3600 else f"{total / 86400:.1f} days"
 
 
+def elapsed(delta: timedelta) -> str:
+    """Time since a heartbeat, to the minute, as a reader says it: 'under 1 min', '4 min',
+    '2 h 10 min', '3 days 4 h'. freshness.js writes it the same way at view time (its
+    ``elapsed``); tests/site/test_run_feed.py holds the two to the same text."""
+    minutes = max(int(delta.total_seconds() // 60), 0)
+    hours, days = minutes // 60, minutes // 1440
+    if minutes < 1:
+        return "under 1 min"
+    if minutes < 60:
+        return f"{minutes} min"
+    if hours < 48:
+        return f"{hours} h" + (f" {minutes % 60} min" if minutes % 60 else "")
+    return f"{days} days" + (f" {hours % 24} h" if hours % 24 else "")
+
+
 def seconds(value: float) -> str:
     return f"{value:g} s" if value < 120 else f"{value / 60:g} min" if value < 7200 else f"{value / 3600:g} h"
 
@@ -89,7 +104,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("tooling.site", "templates"),
                              finalize=md_inline, autoescape=False, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(dt=dt, hours=hours, seconds=seconds, block=md_block, meta_title=meta_title,
+    env.filters.update(dt=dt, hours=hours, elapsed=elapsed, seconds=seconds, block=md_block, meta_title=meta_title,
                        nav_label=nav_label, nav_section=nav_section, groupby_month=groupby_month,
                        number=number, in_hours=in_hours, sort_key=sort_key)
     env.globals.update(link=link, code=code, anchor=anchor, still_open=STILL_OPEN, no_date=NO_DATE)

@@ -1,10 +1,11 @@
-"""Staleness and on-call at view time: what a reader's browser needs to recompute them.
+"""Staleness, on-call and heartbeats at view time: what a reader's browser needs to recompute them.
 
 A page is read long after it was built (the published site is rebuilt hourly, a saved copy
-never), so "this page is 3 hours old" and "on call now: Diego" are only true at build time.
-The templates still write that text for the build's 'now' (what a reader without JavaScript
-sees); these helpers add the times it was computed from as data attributes, and
-``docs/assets/javascripts/freshness.js`` recomputes the text with the reader's clock.
+never), so "this page is 3 hours old", "on call now: Diego" and "last heartbeat 4 min ago" are
+only true at build time. The templates still write that text for the build's 'now' (what a
+reader without JavaScript sees); these helpers add the times it was computed from as data
+attributes, and ``docs/assets/javascripts/freshness.js`` recomputes the text with the reader's
+clock (durations as ``tooling.site.filters.elapsed`` writes them).
 
 Every word shown stays in the templates: the helpers take the sentences from them and only
 fill in names and times, as the templates themselves do.
@@ -54,6 +55,17 @@ def freshness_attrs(card: RunCard) -> Markup:
     return Markup(f' data-updated-at="{utc(updated)}" data-stale-after-hours="{hours}"')
 
 
+def feed_attrs(card: RunCard) -> Markup:
+    """Attributes of the element holding a run's feed: its heartbeat, from which the script
+    recomputes the age, and for a live run the minutes after which the element turns red
+    (class ``stalled``) and shows its [data-stalled-alarm]; nothing without a heartbeat."""
+    feed = card.feed
+    if feed is None or feed.heartbeat_at is None:
+        return Markup("")
+    stall = f' data-stall-after-minutes="{int(feed.stall_after.total_seconds() // 60)}"' if feed.watched else ""
+    return Markup(f' data-heartbeat-at="{utc(feed.heartbeat_at)}"{stall}')
+
+
 def shift_text(shift: Shift | None, words: str, nobody: str) -> str:
     """A slot's text, ``words`` with ``{person}``, ``{start}`` and ``{end}`` filled in: the one
     function behind the build-time text and the texts the script chooses from, so they agree."""
@@ -82,4 +94,5 @@ def oncall_attrs_for(built_at: datetime) -> Callable[..., Markup]:
 
 
 def template_globals(built_at: datetime) -> dict[str, Callable[..., Any]]:
-    return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at), shift_text=shift_text)
+    return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at), shift_text=shift_text,
+                feed_attrs=feed_attrs)

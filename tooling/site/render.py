@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from tooling.analysis import Analysis
 from tooling.analysis.catalogue import by_id
+from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
 from tooling.site import charts
@@ -100,7 +101,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) ->
                 gpu_chart=charts.horizontal_bars([(t.layer, t.gpu_hours) for t in analysis.trends.layers],
                                                  label="GPU-hours lost by layer", unit="GPU-h",
                                                  axis="GPU-hours lost"),
-                stack_chart=_stack_chart(analysis),
+                stack_chart=_stack_chart(analysis), steps_chart=_steps_chart,
                 mttd_chart=charts.horizontal_bars([(t.layer, t.mttd_hours) for t in analysis.trends.layers
                                                    if t.mttd_hours is not None],
                                                   label="Mean time to detect by layer", unit="h",
@@ -116,6 +117,12 @@ def _playbook_title(target: str) -> str:
     page, _, section = target.partition("#")
     title = page.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").capitalize()
     return f"{title}: {section.replace('-', ' ')}" if section else title
+
+
+def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str) -> Markup:
+    """A run's steps per hour over the last day; the words come from the template."""
+    return charts.hourly_bars([h.start for h in feed.hours], [h.steps for h in feed.hours],
+                              label=label, axis=axis, hours_axis=hours_axis)
 
 
 def _stack_chart(analysis: Analysis) -> Markup:

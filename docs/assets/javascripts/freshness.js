@@ -1,11 +1,13 @@
-// Freshness at view time: the stale banners and who is on call, recomputed with the reader's
-// clock. A page is read hours or days after it was built; the build wrote its text for its own
-// "now" (what a reader without JavaScript keeps seeing) and, beside it, the times that text came
-// from (tooling/site/freshness.py). Record text is only ever set as textContent, never as HTML.
+// Freshness at view time: the stale banners, who is on call and how old a run's heartbeat is,
+// recomputed with the reader's clock. A page is read hours or days after it was built; the build
+// wrote its text for its own "now" (what a reader without JavaScript keeps seeing) and, beside it,
+// the times that text came from (tooling/site/freshness.py). Record text is only ever set as
+// textContent, never as HTML.
 (function () {
   "use strict";
 
-  var HOUR = 60 * 60 * 1000;
+  var MINUTE = 60 * 1000;
+  var HOUR = 60 * MINUTE;
 
   // [data-updated-at]: shown with the page's age in whole hours once it is older than
   // data-stale-after-hours; hidden (and its banner no longer marked stale) while it is not.
@@ -54,6 +56,36 @@
     });
   }
 
+  // A duration to the minute, word for word as tooling/site/filters.py's `elapsed` writes it.
+  function elapsed(ms) {
+    var minutes = Math.max(Math.floor(ms / MINUTE), 0);
+    var hours = Math.floor(minutes / 60);
+    if (minutes < 1) return "under 1 min";
+    if (minutes < 60) return minutes + " min";
+    if (hours < 48) return hours + " h" + (minutes % 60 ? " " + (minutes % 60) + " min" : "");
+    return Math.floor(hours / 24) + " days" + (hours % 24 ? " " + (hours % 24) + " h" : "");
+  }
+
+  // [data-heartbeat-at]: a run's feed. Its [data-heartbeat-age] and [data-stalled-for] get the
+  // heartbeat's age; with data-stall-after-minutes (a live run) it is marked "stalled" (red) and
+  // its [data-stalled-alarm] shown once the heartbeat is older than that, as
+  // tooling/analysis/feed.py decides at build time.
+  function refreshFeed(element, now) {
+    var beat = Date.parse(element.getAttribute("data-heartbeat-at"));
+    if (isNaN(beat)) return;
+    var age = Math.max(now - beat, 0);
+    element.querySelectorAll("[data-heartbeat-age], [data-stalled-for]").forEach(function (text) {
+      text.textContent = elapsed(age);
+    });
+    var limit = Number(element.getAttribute("data-stall-after-minutes")) * MINUTE;
+    if (!element.hasAttribute("data-stall-after-minutes") || isNaN(limit)) return;
+    var stalled = age > limit;
+    element.classList.toggle("stalled", stalled);
+    element.querySelectorAll("[data-stalled-alarm]").forEach(function (alarm) {
+      alarm.hidden = !stalled;
+    });
+  }
+
   function refresh() {
     var now = Date.now();
     document.querySelectorAll("[data-updated-at][data-stale-after-hours]").forEach(function (element) {
@@ -61,6 +93,9 @@
     });
     document.querySelectorAll("[data-oncall]").forEach(function (element) {
       refreshOnCall(element, now);
+    });
+    document.querySelectorAll("[data-heartbeat-at]").forEach(function (element) {
+      refreshFeed(element, now);
     });
   }
 
@@ -72,6 +107,6 @@
     refresh();
   }
   if (typeof document$ !== "undefined") document$.subscribe(refresh);
-  // A tab left open crosses shift boundaries and the 24-hour line without a reload.
+  // A tab left open crosses shift boundaries, the 24-hour line and a stall without a reload.
   setInterval(refresh, 60 * 1000);
 })();
