@@ -64,6 +64,10 @@ def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
             for i, item in enumerate(data.get(field, [])):
                 if "incident" in item:
                     yield [field, i, "incident"], "incident", item["incident"]
+        # a scheduler event names the incident drafted for a failed job (tooling job, the Epilog)
+        for i, event in enumerate(data.get("feed", {}).get("events", [])):
+            if "incident" in event:
+                yield ["feed", "events", i, "incident"], "incident", event["incident"]
 
 
 def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
