@@ -22,7 +22,6 @@ rotation in between is noticed and retried, never half-read. A process forked fr
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import weakref
@@ -37,13 +36,28 @@ from tooling.fs.lock import holder, try_hold
 from tooling.resilience.manifest import (Entry, checkpoint_files, checkpoint_name, is_temporary, manifest_state,
                                          matches, read_manifest, rebuild, set_aside_manifest, write_manifest,
                                          zip_intact)
-from tooling.resilience.saving import (CheckpointSaveError, release_frames, save_error, snapshot,
-                                       sync_and_checksum, unlink_all)
+from tooling.resilience.saving import (CheckpointSaveError, release_frames, retire, save_error, snapshot,
+                                       sync_and_checksum)
 
 __all__ = ["CheckpointManager", "CheckpointSaveError", "Entry", "snapshot"]
 
 LOCK = ".lock"
 _RETRIES = 5  # manifest re-reads when the writer rotates a file away under a reader
+
+
+def hold_folder(owner: object, directory: Path) -> weakref.finalize:
+    """Make ``owner`` the writer of ``directory`` (created if missing) by its ``.lock``, until the
+    returned finalizer runs (called, or ``owner`` collected). Raises ValueError naming the
+    holder's PID when another writer has it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = directory / LOCK
+    if lock.is_symlink():  # try_hold would write our PID into whatever it points at
+        raise ValueError(f"{lock} is a symbolic link; refusing to lock through it")
+    fd = try_hold(lock)
+    if fd is None:
+        raise ValueError(f"{directory}: another writer (PID {holder(lock)}) holds {lock}; one "
+                         f"{type(owner).__name__} saves per folder (to only read, call only load_latest)")
+    return weakref.finalize(owner, os.close, fd)
 
 
 class CheckpointManager:
@@ -81,15 +95,7 @@ class CheckpointManager:
         self.wait()
         if self._lock is not None:
             return []
-        self.directory.mkdir(parents=True, exist_ok=True)
-        lock = self.directory / LOCK
-        if lock.is_symlink():  # try_hold would write our PID into whatever it points at
-            raise ValueError(f"{lock} is a symbolic link; refusing to lock through it")
-        fd = try_hold(lock)
-        if fd is None:
-            raise ValueError(f"{self.directory}: another writer (PID {holder(lock)}) holds {lock}; one "
-                             "CheckpointManager saves per folder (to only read, call only load_latest)")
-        self._lock = weakref.finalize(self, os.close, fd)
+        self._lock = hold_folder(self, self.directory)
         # with the lock ours, no other process writes here: every temporary file is abandoned
         removed = sorted(p.name for p in self.directory.iterdir() if is_temporary(p.name) and not p.is_dir())
         for name in removed:
@@ -176,16 +182,8 @@ class CheckpointManager:
                 final.unlink(missing_ok=True)
             raise save_error(self.directory, step, state, exc) from exc
         self._entries = kept
-        # only now that the manifest no longer names them. Unlinking a large file takes ext4
-        # ~15 ms per 100 MB, so it leaves the loop's path: a rename now (a temporary name the
-        # next writer removes if this process dies first), the unlink in a thread
-        retired = [self.directory / f".{old.file}.retired.tmp" for old in dropped]
-        for old, aside in zip(dropped, retired):
-            with contextlib.suppress(FileNotFoundError):  # named, but already gone
-                os.replace(self.directory / old.file, aside)
-        if retired:
-            self._rotation = threading.Thread(target=unlink_all, args=(retired,), name="checkpoint-rotate")
-            self._rotation.start()
+        # only now that the manifest no longer names them
+        self._rotation = retire(self.directory, [(old.file, f".{old.file}.retired.tmp") for old in dropped])
 
     def verify(self, entry: Entry) -> bool:
         """Whether ``entry``'s file still has the recorded size and CRC-32."""

@@ -16,9 +16,10 @@ import time
 import warnings
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from tooling.fs.atomic import replace_file
 
@@ -27,6 +28,7 @@ NAME = re.compile(r"^ckpt-(\d{8,})\.pt$")  # 8 digits, more past step 99,999,999
 # temporary files only a manager holding the folder's writer lock creates (see is_temporary)
 _TEMPORARY = re.compile(r"^(\.ckpt-\d{8,}\.pt(\.retired)?|\.manifest\.json\.[A-Za-z0-9_]+)\.tmp$")
 _CRC = re.compile(r"^[0-9a-f]{8}$")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,9 @@ def zip_intact(handle: IO[bytes]) -> bool:
         return False
 
 
-def _entry(raw: Any) -> Entry:
-    """One manifest entry, its types checked; raises ValueError on a wrong shape."""
+def parse_entry(raw: Any) -> Entry:
+    """One manifest entry (or one shard of a sharded checkpoint), its types checked; raises
+    ValueError on a wrong shape."""
     if not isinstance(raw, dict) or set(raw) != {"step", "file", "crc32", "bytes"}:
         raise ValueError(f"not a checkpoint entry: {raw!r}")
     step, file, crc, size = raw["step"], raw["file"], raw["crc32"], raw["bytes"]
@@ -90,13 +93,33 @@ def _entry(raw: Any) -> Entry:
     return Entry(step, file, crc, size)
 
 
-def manifest_state(directory: Path) -> tuple[int, int, int] | None:
+def manifest_state(directory: Path, name: str = MANIFEST) -> tuple[int, int, int] | None:
     """(inode, mtime, size) of the manifest: every rewrite is a rename, so a new inode."""
     try:
-        info = os.stat(directory / MANIFEST)
+        info = os.stat(directory / name)
     except OSError:
         return None
     return info.st_ino, info.st_mtime_ns, info.st_size
+
+
+def read_listing(path: Path, parse: Callable[[Any], T]) -> list[T] | None:
+    """The entries of a manifest file, each through ``parse``; None when the file is missing, not
+    a regular file, not JSON, not ``{"checkpoints": [...]}`` or when ``parse`` raises ValueError
+    on one entry (the caller then falls back to the checkpoints themselves)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a folder, a link, a FIFO that would block
+            return None
+        data = json.loads(path.read_bytes())
+        if not isinstance(data, dict) or not isinstance(data.get("checkpoints"), list):
+            return None
+        return [parse(raw) for raw in data["checkpoints"]]
+    except (OSError, ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError are ValueErrors;
+        return None  # RecursionError: JSON nested a hundred thousand deep
+
+
+def write_listing(path: Path, entries: list[Any]) -> None:
+    """Atomically replace the manifest file ``path`` (temporary file, fsync, rename, directory fsync)."""
+    replace_file(path, json.dumps({"checkpoints": [asdict(e) for e in entries]}, indent=1))
 
 
 def read_manifest(directory: Path) -> list[Entry] | None:
@@ -106,30 +129,23 @@ def read_manifest(directory: Path) -> list[Entry] | None:
     opened or deleted); any other deviation from the expected shape makes the whole
     manifest unreadable, so that the caller falls back to the files themselves.
     """
-    path = directory / MANIFEST
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):  # a folder, a link, a FIFO that would block
-            return None
-        data = json.loads(path.read_bytes())
-        if not isinstance(data, dict) or not isinstance(data.get("checkpoints"), list):
-            return None
-        entries = [_entry(raw) for raw in data["checkpoints"]]
-    except (OSError, ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError are ValueErrors;
-        return None  # RecursionError: JSON nested a hundred thousand deep
+    entries = read_listing(directory / MANIFEST, parse_entry)
+    if entries is None:
+        return None
     named = {e.step: e for e in entries if e.file == checkpoint_name(e.step)}
     return [named[step] for step in sorted(named)]
 
 
 def write_manifest(directory: Path, entries: list[Entry]) -> None:
     """Atomically replace the manifest (temporary file, fsync, rename, directory fsync)."""
-    replace_file(directory / MANIFEST, json.dumps({"checkpoints": [asdict(e) for e in entries]}, indent=1))
+    write_listing(directory / MANIFEST, entries)
 
 
-def set_aside_manifest(directory: Path, rebuilt: int) -> None:
+def set_aside_manifest(directory: Path, rebuilt: int, name: str = MANIFEST) -> None:
     """Move an unreadable manifest out of the way, not deleted: it may be another tool's, or evidence."""
-    path = directory / MANIFEST
+    path = directory / name
     if os.path.lexists(path):
-        aside = path.with_name(f"{MANIFEST}.unreadable-{time.time_ns()}")
+        aside = path.with_name(f"{name}.unreadable-{time.time_ns()}")
         os.rename(path, aside)
         warnings.warn(f"{path} was unreadable: moved to {aside.name}; the manifest is rebuilt from the "
                       f"{rebuilt} checkpoint(s) that verify", stacklevel=4)

@@ -3,6 +3,8 @@
 :func:`any_rank` turns a flag raised on one rank (a SIGUSR1 from SLURM, a STOP file seen by one
 node) into the same answer on every rank, so all ranks save the same step and stop together.
 Without a process group it returns the flag, so the same loop runs on one process.
+:func:`from_rank_zero` and :func:`gather_at_rank_zero` do the same for any picklable value: one
+rank decides and all act on it, or all report and one decides.
 
 :func:`shutdown` exists because of how gloo and Python 3.11 meet at exit. gloo's worker thread
 drops its reference to the last collective's tensor a moment after the caller has woken up.
@@ -13,12 +15,14 @@ active exception" after a perfectly good save. So: wait until gloo has let go, t
 from __future__ import annotations
 
 import time
+from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
 
 # One buffer for every vote: shutdown() knows which tensor to wait for, and no vote allocates.
 _VOTE = torch.zeros(1, dtype=torch.int64)
+T = TypeVar("T")
 
 
 def any_rank(flag: bool) -> bool:
@@ -28,6 +32,34 @@ def any_rank(flag: bool) -> bool:
     _VOTE.fill_(1 if flag else 0)
     dist.all_reduce(_VOTE, op=dist.ReduceOp.MAX)
     return bool(_VOTE.item())
+
+
+def rank_and_world(group: dist.ProcessGroup | None = None) -> tuple[int, int]:
+    """This process's rank in ``group`` (the default: the whole job) and its size; (0, 1) alone."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return 0, 1
+    return dist.get_rank(group), dist.get_world_size(group)
+
+
+def from_rank_zero(value: T, group: dist.ProcessGroup | None = None) -> T:
+    """Rank 0's ``value`` on every rank (any picklable object; other ranks pass anything): one
+    rank reads or decides, all act on the same answer."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return value
+    box: list[Any] = [value]
+    dist.broadcast_object_list(box, src=dist.get_global_rank(group, 0) if group else 0, group=group)
+    return box[0]
+
+
+def gather_at_rank_zero(value: T, group: dist.ProcessGroup | None = None) -> list[T] | None:
+    """Every rank's ``value``, in rank order, on rank 0 (None elsewhere). Rank 0 gets the list only
+    once every rank has sent its value, so it doubles as a barrier that carries a report."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return [value]
+    rank, world = rank_and_world(group)
+    values: list[Any] | None = [None] * world if rank == 0 else None
+    dist.gather_object(value, values, dst=dist.get_global_rank(group, 0) if group else 0, group=group)
+    return values
 
 
 def released(tensor: torch.Tensor) -> bool:

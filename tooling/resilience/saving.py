@@ -106,16 +106,24 @@ def release_frames(error: BaseException) -> None:
         chained = chained.__context__
 
 
+def free_space(directory: Path) -> int | None:
+    """Bytes free on the file system of ``directory``; None when it cannot be told."""
+    try:
+        return shutil.disk_usage(directory).free
+    except OSError:
+        return None
+
+
+def mib(size: int | None) -> str:
+    return "unknown" if size is None else f"{size / 2**20:.2f} MiB"
+
+
 def save_error(directory: Path, step: int, state: Any, cause: BaseException) -> CheckpointSaveError:
     """The error a failed write raises: folder, free space, size needed (torch's own says neither)."""
-    need = tensor_bytes(state)
-    try:
-        free: int | None = shutil.disk_usage(directory).free
-    except OSError:
-        free = None
+    need, free = tensor_bytes(state), free_space(directory)
     error = CheckpointSaveError(
         f"{directory}: saving step {step} failed ({type(cause).__name__}: {cause}); "
-        f"{'unknown' if free is None else f'{free / 2**20:.2f} MiB'} free there, the checkpoint needs "
+        f"{mib(free)} free there, the checkpoint needs "
         f"about {need / 2**20:.2f} MiB; its temporary file was removed")
     full = free is not None and free < need
     error.errno = getattr(cause, "errno", None) or (errno.ENOSPC if full else None)
@@ -123,9 +131,36 @@ def save_error(directory: Path, step: int, state: Any, cause: BaseException) -> 
 
 
 def unlink_all(paths: list[Path]) -> None:
-    """Delete rotated-out checkpoints (run in a thread: a large file's unlink is slow)."""
+    """Delete rotated-out checkpoints, files or folders (run in a thread: a large file's unlink is slow)."""
     for path in paths:
         try:
-            path.unlink(missing_ok=True)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
         except OSError as exc:  # harmless: the temporary name is the next writer's to remove
             warnings.warn(f"could not delete the rotated-out {path}: {exc}", stacklevel=1)
+
+
+def retire(directory: Path, moves: list[tuple[str, str]]) -> threading.Thread | None:
+    """Rotate checkpoints out of ``directory`` once no manifest names them: each (name, temporary
+    name) renamed now, deleted in a thread that is returned (None when there was nothing).
+
+    Unlinking a large file takes ext4 ~15 ms per 100 MB, so it leaves the loop's path: the
+    rename is instant, and the temporary name is the next writer's to remove if this process
+    dies first."""
+    retired = []
+    for name, aside in moves:
+        try:
+            os.replace(directory / name, directory / aside)
+        except FileNotFoundError:  # named, but already gone
+            continue
+        except OSError as exc:  # e.g. a folder whose temporary name is still being deleted
+            warnings.warn(f"could not rotate out {directory / name}: {exc}", stacklevel=2)
+            continue
+        retired.append(directory / aside)
+    if not retired:
+        return None
+    thread = threading.Thread(target=unlink_all, args=(retired,), name="checkpoint-rotate")
+    thread.start()
+    return thread
