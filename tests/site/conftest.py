@@ -1,16 +1,13 @@
 """A built site served on localhost, and real headless Chromium to look at it."""
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from site_support import CHROMIUM, FLAGS, NOW, build_site
+from site_support import CHROMIUM, FLAGS, NOW, build_site, served
 
 
 @pytest.fixture(scope="session")
@@ -21,18 +18,8 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def site_url(built_site: Path) -> Iterator[str]:
-    site = built_site
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    with served(built_site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

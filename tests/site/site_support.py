@@ -1,10 +1,15 @@
 """Building a copy of this project's site with a stale run and a hostile record in it."""
 from __future__ import annotations
 
+import functools
+import http.server
 import shutil
 import subprocess
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-29T12:00:00+00:00"
@@ -83,3 +88,19 @@ def build_site(root: Path) -> Path:
                             cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return root / "site"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def served(site: Path) -> Iterator[str]:
+    """``site`` served on a free port of localhost: yields its URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()

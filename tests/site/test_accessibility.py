@@ -1,5 +1,5 @@
-"""Every page type, in both palettes, in real Chromium: axe-core finds no serious or critical
-violation, the console shows no error and no request fails.
+"""Every page type, in both palettes and both editions, in real Chromium: axe-core finds no
+serious or critical violation, the console shows no error and no request fails.
 
 axe-core is vendored from npm (tests/site/vendor/axe-core/, see its README.txt) and injected
 into each page, so the check runs offline.
@@ -36,6 +36,7 @@ PAGES = {
     "tags": "/generated/tags/",
     "lab": "/generated/labs/03-nan-guard/",
 }
+PAGES |= {f"{kind} (ko)": "/ko" + path for kind, path in PAGES.items()}  # and in the Korean edition
 PALETTES = {"light": "default", "dark": "slate"}  # the OS setting -> the palette it selects
 
 RUN_AXE = """async () => {

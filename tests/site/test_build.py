@@ -38,6 +38,9 @@ def test_bundled_records_build_strictly_without_a_warning(tmp_path: Path) -> Non
         assert f'id="{anchor}"' in modes and f'href="#{anchor}"' in modes, mode.id
     incident = (root / "site" / "generated" / "incidents" / "INC-0002" / "index.html").read_text()
     assert 'href="../../failure-modes/#gpu-hbm-ecc"' in incident
+    korean = root / "site" / "ko"  # the Korean edition, in the same build, with its own search
+    assert '<html lang="ko"' in (korean / "generated" / "incidents" / "INC-0002" / "index.html").read_text()
+    assert json.loads((korean / "search" / "search_index.json").read_text())["config"]["lang"] == ["ko", "en"]
 
 
 def test_rendering_is_incremental(tmp_path: Path) -> None:
@@ -64,7 +67,8 @@ def test_a_removed_record_removes_its_page(tmp_path: Path) -> None:
     result = _tooling(root, "build", "--render-only", "--now", NOW)
     assert result.returncode == 0, result.stderr
     assert not (root / "docs" / "generated" / "incidents" / "INC-0005.md").exists()
-    assert "1 removed" in result.stderr
+    assert not (root / "docs" / "generated" / "incidents" / "INC-0005.ko.md").exists()
+    assert "2 removed" in result.stderr  # its page in each edition
 
 
 def test_build_refuses_invalid_records_and_changes_nothing(tmp_path: Path) -> None:
@@ -117,6 +121,8 @@ def test_serve_shows_an_edited_record(tmp_path: Path) -> None:
         _retitle(root / "incidents" / "INC-0008.yaml", "Edited live while serving")
         seconds = _wait_for(url, "Edited live", time.monotonic() + 60)
         print(f"\nedited record visible after {seconds:.2f} s")
+        korean = f"http://127.0.0.1:{port}/ko/generated/incidents/INC-0008/"  # both editions are served
+        _wait_for(korean, '(?s)<html lang="ko".*Edited live', time.monotonic() + 60)
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)
@@ -137,4 +143,5 @@ def test_publish_keeps_each_version_on_the_pages_branch(tmp_path: Path) -> None:
     versions = {v["version"]: v["aliases"] for v in json.loads(show("versions.json"))}
     assert versions == {"0.2": ["latest"], "0.1": []}
     assert "INC-0004" in show("0.1/generated/incidents/INC-0004/index.html")
+    assert "INC-0004" in show("0.1/ko/generated/incidents/INC-0004/index.html")
     assert 'url=latest/' in show("index.html")

@@ -14,7 +14,8 @@ from site_support import PROJECT
 
 # mkdocs-material's copy button (content.code.copy), one in each code block's toolbar
 COPY = "button.md-code__button[data-md-type='copy']"
-LADDERS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((PROJECT / "runbooks" / "ladders").glob("*.yaml"))}
+LADDERS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((PROJECT / "runbooks" / "ladders").glob("*.yaml"))
+           if "." not in p.stem}  # the English ladders, not their translations (crash.ko.yaml)
 
 
 def _flat(text: str) -> str:

@@ -130,10 +130,12 @@ def test_a_record_whose_text_would_show_a_table_as_text_fails_the_build(tmp_path
     root = copy_project(tmp_path, {"incidents/INC-0901.yaml": PASTED_TABLE})
     result = _build(root)
     assert result.returncode == 1
-    assert result.stderr.splitlines()[1:] == [
+    problem = ("paragraph line starts with '|' (a table left as text) "
+               'in "| node | stalled saves | |---|---| | node042 | 3 |"')
+    assert result.stderr.splitlines()[1:] == [  # in both editions: record text is not translated
         f"tooling: error: raw markup in the built site {root / 'site'}:",
-        "generated/incidents/INC-0901/index.html: paragraph line starts with '|' (a table left as text) "
-        'in "| node | stalled saves | |---|---| | node042 | 3 |"']
+        f"generated/incidents/INC-0901/index.html: {problem}",
+        f"ko/generated/incidents/INC-0901/index.html: {problem}"]
 
 
 def test_a_record_with_backticks_builds_and_shows_them_as_code(tmp_path: Path) -> None:
@@ -163,3 +165,19 @@ def test_check_site_reads_past_its_byte_filter_to_each_kind_of_problem(tmp_path:
         "generated/b/index.html: paragraph line starts with '|' (a table left as text) in \"| a | b |\"",
         'generated/c/index.html: literal backtick in text in "ok &#x60;"',
         'index.html: literal backtick in text in "page is checked too: `x`"']
+
+
+def test_check_site_reads_the_generated_pages_of_every_edition(tmp_path: Path) -> None:
+    site, docs = tmp_path / "site", tmp_path / "docs"
+    pages = {"generated/a/index.html": "<p>clean</p>", "index.html": "<p>clean</p>",
+             "ko/generated/a/index.html": "<p>한국어 `x`</p>", "ko/index.html": "<p>홈\n| a | b |</p>",
+             "ko/playbook/index.html": "<p>hand-written: not checked `x`</p>"}
+    for relative, html in pages.items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / relative).write_text(html)
+    check_site(site, generated=docs / "generated", docs_dir=docs)  # the default edition alone: clean
+    with pytest.raises(UserError) as raised:
+        check_site(site, generated=docs / "generated", docs_dir=docs, editions=["", "ko/"])
+    assert str(raised.value).splitlines()[1:] == [
+        'ko/generated/a/index.html: literal backtick in text in "한국어 `x`"',
+        "ko/index.html: paragraph line starts with '|' (a table left as text) in \"| a | b |\""]

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urljoin
 
+import pytest
 from mkdocs.config import load_config
 from mkdocs.structure.files import get_files
 from mkdocs.structure.nav import Navigation, Section, get_navigation
@@ -23,13 +24,17 @@ from site_support import NOW, copy_project
 from tooling.site.source import edit_base, with_front_matter
 
 TABS = ["Home", "Playbook", "Diagnostic ladders", "Labs", "Incidents", "Analysis", "Reference"]
+TABS_KO = ["홈", "플레이북", "진단 사다리", "실습", "인시던트", "분석", "참고 자료"]  # docs/SUMMARY.ko.md
+EDITIONS = {"en": "", "ko": "ko/"}  # each language's folder in the built site
 REPO = "https://github.com/example/resilience-playbook"
 DATE = re.compile(r'<aside class="md-source-file">.*?(\d{4}-\d\d-\d\d \d\d:\d\d UTC)', re.S)
 
 
-def site_nav(root: Path) -> Navigation:
-    """The navigation mkdocs builds for the copy at ``root`` (its generated pages in place)."""
+def site_nav(root: Path, language: str = "en") -> Navigation:
+    """The navigation mkdocs builds for one edition of the copy at ``root`` (its generated
+    pages in place)."""
     config = load_config(str(root / "mkdocs.yml"))
+    config.plugins["i18n"].current_language = language  # the edition mkdocs-static-i18n builds
     config = config.plugins.on_config(config)
     files = config.plugins.on_files(get_files(config), config=config)
     return config.plugins.on_nav(get_navigation(files, config), config=config, files=files)
@@ -48,22 +53,31 @@ def visible_labels(items: list) -> list[str]:
     return labels
 
 
-def test_tabs_are_the_top_sections_and_no_entry_appears_twice(built_site: Path) -> None:
-    nav = site_nav(built_site.parent)
-    assert [item.title for item in nav.items] == TABS
+def _edition_pages(site: Path, language: str) -> list[str]:
+    """The pages of one edition that mkdocs wrote (site-relative index.html paths)."""
+    folder = site / EDITIONS[language]
+    others = [site / prefix for lang, prefix in EDITIONS.items() if lang != language and prefix]
+    return sorted(str(p.relative_to(site)) for p in folder.rglob("index.html")
+                  if p.parent != folder / "search" and not any(p.is_relative_to(o) for o in others))
+
+
+@pytest.mark.parametrize("language, expected", [("en", TABS), ("ko", TABS_KO)])
+def test_tabs_are_the_top_sections_and_no_entry_appears_twice(built_site: Path, language: str,
+                                                              expected: list[str]) -> None:
+    nav = site_nav(built_site.parent, language)
+    assert [item.title for item in nav.items] == expected
     labels = visible_labels(nav.items)
     assert [label for label, n in Counter(labels).items() if n > 1] == []
     pages = sorted(p.file.dest_uri for p in nav.pages)
-    built = sorted(str(p.relative_to(built_site)) for p in built_site.rglob("index.html")
-                   if p.parent != built_site / "search")
-    assert pages == built  # every page in the navigation, and each once
-    home = (built_site / "index.html").read_text()
+    assert pages == _edition_pages(built_site, language)  # every page in the navigation, and each once
+    home = (built_site / EDITIONS[language] / "index.html").read_text()
     tabs = re.findall(r'class="md-tabs__link">\s*(.*?)\s*</a>', home)
-    assert tabs == TABS
+    assert tabs == expected
 
 
-def test_every_page_links_to_the_previous_and_next_page_of_the_navigation(built_site: Path) -> None:
-    pages = site_nav(built_site.parent).pages
+@pytest.mark.parametrize("language", list(EDITIONS))
+def test_every_page_links_to_the_previous_and_next_page_of_the_navigation(built_site: Path, language: str) -> None:
+    pages = site_nav(built_site.parent, language).pages
     urls = ["/" + p.url for p in pages]
     for i, page in enumerate(pages):
         html = (built_site / page.file.dest_uri).read_text()
@@ -83,9 +97,9 @@ def _commit_date(root: Path) -> str:
 def test_every_page_shows_when_it_last_changed_with_its_time_zone(built_site: Path) -> None:
     # The copy is one commit, so every page, hand-written or generated, dates from it.
     expected = _commit_date(built_site.parent)
-    pages = sorted(p for p in built_site.rglob("index.html") if p.parent != built_site / "search")
+    pages = sorted(p for p in built_site.rglob("index.html") if p.parent.name != "search")
     dates = {str(p.relative_to(built_site)): DATE.findall(p.read_text()) for p in pages}
-    assert len(dates) == len(site_nav(built_site.parent).pages)
+    assert len(dates) == sum(len(site_nav(built_site.parent, language).pages) for language in EDITIONS)
     assert {path: found for path, found in dates.items() if found != [expected]} == {}
 
 
@@ -149,7 +163,7 @@ def test_counts_link_to_what_they_count(page: Page, site_url: str) -> None:
     counted = {link.get_attribute("href"): int(link.inner_text().split()[0]) for link in links.all()}
     assert counted == {"../tags/#tag:layer-model-code": 4, "../tags/#tag:layer-network-fabric": 3,
                        "../tags/#tag:layer-driver": 1, "../tags/#tag:layer-gpu-hardware": 2,
-                       "../tags/#tag:layer-storage": 3, "../tags/#tag:layer-scheduler": 1}
+                       "../tags/#tag:layer-storage": 4, "../tags/#tag:layer-scheduler": 1}  # 4: INC-0015 (Korean)
     page.goto(site_url + "/generated/tags/")
     assert {href: _tag_section_size(page, href.split("#")[1]) for href in counted} == counted
 

@@ -7,8 +7,10 @@ from datetime import date, datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
+from tooling.records.kinds import KINDS
 from tooling.records.load import locate
 from tooling.records.model import Record, parse_time, same_or_later
+from tooling.records.overlay_rules import check_overlays
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
 
 Keys = list[str | int]
@@ -30,16 +32,29 @@ def _at(record: Record, keys: Keys, rule: str, message: str) -> Finding:
     return Finding(record.path, *locate(record.path, keys), rule, message)
 
 
+def _file_name(record: Record) -> str:
+    """What the file name says: the id; an overlay's also says its language (crash.ko.yaml)."""
+    if KINDS[record.kind].translates is None:
+        return record.id
+    return f"{record.id}.{record.get('lang')}"
+
+
+def _mismatch(record: Record) -> str:
+    if KINDS[record.kind].translates is None:
+        return f"id '{record.id}' does not match the file name; expected '{record.stem}'"
+    return (f"id '{record.id}' and lang '{record.get('lang')}' do not match the file name '{record.stem}'; "
+            "expected the file named <id>.<lang>.yaml")
+
+
 def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding]:
     """id-mismatch and duplicate-id (reported on every validated file that shares the id)."""
     paths: dict[tuple[str, str], list[str]] = defaultdict(list)
     for record in universe:
-        paths[(record.kind, record.id)].append(record.path)
+        paths[(record.kind, _file_name(record))].append(record.path)
     for record in records:
-        if record.id != record.stem:
-            yield _at(record, ["id"], "id-mismatch",
-                      f"id '{record.id}' does not match the file name; expected '{record.stem}'")
-        others = sorted(p for p in paths[(record.kind, record.id)] if p != record.path)
+        if _file_name(record) != record.stem:
+            yield _at(record, ["id"], "id-mismatch", _mismatch(record))
+        others = sorted(p for p in paths[(record.kind, _file_name(record))] if p != record.path)
         if others:
             yield _at(record, ["id"], "duplicate-id",
                       f"id '{record.id}' is also used by {os.path.relpath(others[0])}; expected a unique id")
@@ -270,6 +285,7 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime) -
     found.extend(check_references(records, index))
     found.extend(check_drafts(records, index, now))
     found.extend(check_ladder_coverage(records, index))
+    found.extend(check_overlays(records, index.by_kind))
     for rule in RULES:
         found.extend(rule(records))
     return found

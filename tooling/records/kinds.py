@@ -9,6 +9,9 @@ class Kind:
     name: str
     directory: str  # relative to the repository root
     id_prefix: str  # "" for kinds whose id is a free slug
+    # An overlay: the text of a record of this kind in another language, in <id>.<lang>.yaml
+    # beside it (tooling/records/overlays.py). Not addressable by id on the command line.
+    translates: str | None = None
 
     @property
     def schema_file(self) -> str:
@@ -23,6 +26,8 @@ KINDS: dict[str, Kind] = {
         Kind("run", "runbooks/runs", ""),
         Kind("ladder", "runbooks/ladders", ""),
         Kind("stack", "runbooks", ""),
+        Kind("ladder-overlay", "runbooks/ladders", "", translates="ladder"),
+        Kind("stack-overlay", "runbooks", "", translates="stack"),
     )
 }
 

@@ -100,7 +100,8 @@ def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -
     The id must look like an id (so ``../x`` or ``/etc/x`` never become paths), and a
     symbolic link is followed only when its target is inside ``root``.
     """
-    allowed = list(kinds) if kinds is not None else list(KINDS)
+    # an overlay's file name is <id>.<lang>.yaml: the id alone names the English record
+    allowed = list(kinds) if kinds is not None else [k for k, v in KINDS.items() if v.translates is None]
     candidates = [k for k in kinds_of(record_id) if k in allowed]
     if not candidates:
         examples = {"incident": "INC-0042", "postmortem": "PM-0007", "run": "demo-7b", "ladder": "hang",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tooling.errors import UserError
 from tooling.site.history import record_history
@@ -23,19 +24,33 @@ def render_site(root: Path, *, now: datetime) -> RenderResult:
 
 
 def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = True) -> None:
+    """Every edition of the site (mkdocs-static-i18n builds them all in one build), checked."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
+    from pymdownx.snippets import SnippetMissingError
 
     _mkdocs_logging()
     try:
         config = load_config(str(root / "mkdocs.yml"), strict=strict,
                              site_dir=str(site_dir) if site_dir else None)
         build(config)
-    except MkDocsException as exc:
+    except (MkDocsException, SnippetMissingError) as exc:  # a page including a file that is not there
         raise UserError(f"mkdocs build failed: {exc}") from None
     # Markdown that the build left as text on a generated page fails it too (see markup_check).
-    check_site(Path(config.site_dir), generated=root / GENERATED_DIR, docs_dir=Path(config.docs_dir))
+    check_site(Path(config.site_dir), generated=root / GENERATED_DIR, docs_dir=Path(config.docs_dir),
+               editions=site_editions(config))
+
+
+def site_editions(config: Any) -> list[str]:
+    """The folder of each edition in the built site: '' for the default language at the root,
+    'ko/' for Korean; [''] for a site without mkdocs-static-i18n."""
+    from tooling.site.editions import edition_prefix  # imports mkdocs: only when building
+
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return [""]
+    return [edition_prefix(lang, i18n.default_language) for lang in i18n.build_languages]
 
 
 def _mkdocs_logging() -> None:

@@ -4,6 +4,7 @@ Every chart has a visible title, labelled axes with round ticks, and its numbers
 the marks (the pages put the full table under it). Text and axes take their colour from the
 page (CSS: ``.playbook-chart``), so they follow the light and the dark palette; the mark
 colours below are fixed and chosen to keep at least 3:1 contrast against both backgrounds.
+Titles come from the caller; every other word a chart writes comes from the edition ``t``.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from datetime import date, datetime
 from markupsafe import Markup
 
 from tooling.site.escape import html_text
+from tooling.site.filters import day, dt, fixed, month_day
+from tooling.site.i18n import ENGLISH, Edition
 
 # One colour per layer of the stack cross-section: distinct hues, each with a relative
 # luminance between 0.16 and 0.27, which keeps >= 3:1 contrast against both the light page
@@ -39,6 +42,10 @@ def colour(layer: str) -> str:
 def number(value: float) -> str:
     """A tick or a count: thousands separated, whole numbers without a decimal."""
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def _fixed(value: float, digits: int, t: Edition) -> str:
+    return fixed(value, digits, grouping=True, t=t)
 
 
 def ticks(peak: float, *, integer: bool = False, most: int = 5) -> list[float]:
@@ -78,7 +85,8 @@ def _legend(layers: list[str], x: float, y: float) -> tuple[list[str], float]:
     return body, ((len(layers) + 3) // 4) * 18
 
 
-def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label: str) -> Markup:
+def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label: str,
+                   t: Edition = ENGLISH) -> Markup:
     """Incidents per week, one stacked bar per week, one colour per layer, each week's total
     above its bar, the legend below. A long history narrows the bars instead of widening the
     chart (a wider one is scaled down on the page, ticks and all): past ~16 weeks the totals
@@ -92,7 +100,7 @@ def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label:
     totals = [sum(column) for column in zip(*per_layer.values())] or [0] * len(weeks)
     marks = ticks(max(totals, default=0), integer=True)
     scale = plot_h / marks[-1]
-    body = _y_axis(marks, scale, left, right, bottom, "Incidents")
+    body = _y_axis(marks, scale, left, right, bottom, t.gettext("Incidents"))
     for i, week in enumerate(weeks):
         x, y = left + pitch * 0.26 + i * pitch, float(bottom)
         for layer, counts in per_layer.items():
@@ -100,13 +108,14 @@ def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label:
                 h = counts[i] * scale
                 y -= h
                 body.append(f'<rect class="segment" x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{h:.1f}" '
-                            f'fill="{colour(layer)}"><title>{html_text(layer)}: {counts[i]} in the week of '
-                            f"{week.isoformat()}</title></rect>")
+                            f'fill="{colour(layer)}"><title>{html_text(layer)}: '
+                            + str(html_text(t.gettext("%(count)s in the week of %(week)s")
+                                            % {"count": counts[i], "week": day(week, t=t)})) + "</title></rect>")
         if label_every == 1:
             body.append(_text(x + bar / 2, y - 5, number(totals[i]), anchor="middle"))
         if i % label_every == 0:
-            body.append(_text(x + bar / 2, bottom + 17, week.strftime("%m-%d"), anchor="middle"))
-    body.append(_text((left + right) / 2, bottom + 36, "Week starting (month-day)", anchor="middle"))
+            body.append(_text(x + bar / 2, bottom + 17, month_day(week, t=t), anchor="middle"))
+    body.append(_text((left + right) / 2, bottom + 36, t.gettext("Week starting (month-day)"), anchor="middle"))
     width = max(right + 10, left + 4 * LEGEND_COLUMN)
     legend, legend_h = _legend(list(per_layer), left, bottom + 62)
     return _svg(width, bottom + 62 + legend_h, label, body + legend)
@@ -143,7 +152,7 @@ def _x_axis(marks: list[float], scale: float, left: float, top: float, bottom: f
 
 
 def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str, axis: str,
-                    category: str = "Layer") -> Markup:
+                    category: str | None = None, t: Edition = ENGLISH) -> Markup:
     """One bar per (name, value) in the order given, the value printed at its end; ``axis``
     names the quantity on the horizontal axis, ``category`` the names down the side."""
     row, left, span = 24, 140, 340
@@ -152,19 +161,19 @@ def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str, a
     scale = span / marks[-1]
     digits = 0 if marks[-1] >= 100 else 1
     bottom = top + max(len(values), 1) * row + 4
-    body = [_text(left - 8, top - 8, category, anchor="end", extra=' font-weight="bold"')]
+    body = [_text(left - 8, top - 8, category or t.gettext("Layer"), anchor="end", extra=' font-weight="bold"')]
     body += _x_axis(marks, scale, left, top - 2, bottom, f"{axis} ({unit})")
     for i, (name, value) in enumerate(values):
         y, w = top + i * row + 2, value * scale
         body.append(_text(left - 8, y + 14, name, anchor="end")
                     + f'<rect x="{left}" y="{y}" width="{w:.1f}" height="18" fill="{colour(name)}"/>'
-                    + _text(left + w + 5, y + 14, f"{value:,.{digits}f} {unit}"))
+                    + _text(left + w + 5, y + 14, f"{_fixed(value, digits, t)} {unit}"))
     if not values:
-        body.append(_text(left + 8, top + 16, "No incidents with these times yet."))
+        body.append(_text(left + 8, top + 16, t.gettext("No incidents with these times yet.")))
     return _svg(left + span + 130, bottom + 46, label, body)
 
 
-def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
+def stack_diagram(layers: list[tuple[str, str, int]], *, label: str, t: Edition = ENGLISH) -> Markup:
     """The stack cross-section as boxes from top to bottom, each with its incident count and a
     bar on a shared count axis."""
     row, width, bar_left, bar_span = 34, 660, 300, 240
@@ -172,8 +181,8 @@ def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
     marks = ticks(max([count for _, _, count in layers], default=0), integer=True)
     scale = bar_span / marks[-1]
     bottom = top + len(layers) * row
-    body = [_text(22, top - 8, "Layer (top of the stack first)", extra=' font-weight="bold"'),
-            *_x_axis(marks, scale, bar_left, top - 2, bottom, "Incidents in the log")]
+    body = [_text(22, top - 8, t.gettext("Layer (top of the stack first)"), extra=' font-weight="bold"'),
+            *_x_axis(marks, scale, bar_left, top - 2, bottom, t.gettext("Incidents in the log"))]
     for i, (layer, name, count) in enumerate(layers):
         y, hue, w = top + i * row, colour(layer), count * scale
         body.append(f'<rect x="4" y="{y + 2}" width="{width - 8}" height="{row - 6}" rx="4" fill="none" '
@@ -181,11 +190,12 @@ def stack_diagram(layers: list[tuple[str, str, int]], *, label: str) -> Markup:
                     f'<rect x="4" y="{y + 2}" width="10" height="{row - 6}" fill="{hue}"/>'
                     + _text(22, y + 20, name)
                     + f'<rect x="{bar_left}" y="{y + 9}" width="{w:.1f}" height="14" fill="{hue}"/>'
-                    + _text(bar_left + w + 6, y + 20, f'{count} incident{"s" if count != 1 else ""}'))
+                    + _text(bar_left + w + 6, y + 20, t.ngettext("%(num)s incident", "%(num)s incidents", count) % {"num": count}))
     return _svg(width, bottom + 46, label, body)
 
 
-def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: str, hours_axis: str) -> Markup:
+def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: str, hours_axis: str,
+                t: Edition = ENGLISH) -> Markup:
     """One bar per hour (``starts``: consecutive, UTC), its value written upright above it (a
     day of hours leaves each bar 22 px, too narrow for a number laid flat), every other hour
     named under the axis; ``axis`` names the quantity, ``hours_axis`` the hours. Sized to fit a
@@ -202,8 +212,9 @@ def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: 
         x, h = left + pitch * 0.26 + i * pitch, value * scale
         if value:
             body.append(f'<rect class="bar" x="{x:.1f}" y="{bottom - h:.1f}" width="{bar:.1f}" height="{h:.1f}" '
-                        f'fill="{OTHER}"><title>{number(value)} in the hour from '
-                        f'{start.strftime("%Y-%m-%d %H:%M")} UTC</title></rect>')
+                        f'fill="{OTHER}"><title>'
+                        + str(html_text(t.gettext("%(count)s in the hour from %(start)s")
+                                        % {"count": number(value), "start": dt(start, t=t)})) + "</title></rect>")
         cx, top = x + bar / 2 + 4, bottom - h - 4  # +4: the glyphs sit left of the turned baseline
         body.append(_text(cx, top, number(value), extra=f' transform="rotate(-90 {cx:.1f} {top:.1f})"'))
         if i % label_every == 0:

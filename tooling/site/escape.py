@@ -99,7 +99,10 @@ def meta_title(value: Any) -> Markup:
     """A page title for front matter. mkdocs themes insert titles into HTML unescaped (they
     trust authors), so the title is HTML-escaped here and quoted as a YAML string. The header
     bar and the browser tab show it as plain text, where a `code span` can only be its words."""
-    return Markup(json.dumps(html.escape(_plain(value).replace("`", ""), quote=True)))
+    quoted = json.dumps(html.escape(_plain(value).replace("`", ""), quote=True), ensure_ascii=False)
+    # Hangul stays readable in the generated markdown; the characters YAML takes as line breaks
+    # stay escaped, or the front matter would end mid-title
+    return Markup(re.sub("[\x85\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", quoted))
 
 
 def nav_label(value: Any) -> Markup:

@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import jinja2
+from babel.dates import format_date, format_skeleton
+from babel.lists import format_list
+from babel.numbers import format_decimal
 from markupsafe import Markup
 
 from tooling.analysis.incidents import IncidentView
 from tooling.records.model import parse_time, precision
 from tooling.site.escape import code, html_text, link, md_block, md_inline, meta_title, nav_label, nav_section
+from tooling.site.i18n import ENGLISH, Edition, N_
 
 # Sort key of a duration that has not ended (an open incident): longer than any real one, so
 # that sorting by time to resolve puts what is still open with the slowest.
@@ -19,52 +24,114 @@ STILL_OPEN = 10**9
 NO_DATE = "9999-12-31"
 
 
-def dt(value: Any) -> str:
+def dt(value: Any, *, t: Edition = ENGLISH) -> str:
+    """A point in time as the edition writes it: '2026-11-30 16:00 UTC' in English,
+    '2026년 11월 30일 16:00 UTC' in Korean (the locale's long date, a 24-hour clock, the zone
+    as recorded). A partial date (2022-06) is shown as known, not as midnight of its first day."""
     if isinstance(value, str) and precision(value) not in (None, "time"):
-        return value  # a partial date (2022-06) is shown as known, not as midnight of its first day
+        return day(value, t=t)
     when = value if isinstance(value, datetime) else parse_time(value)
-    return when.strftime("%Y-%m-%d %H:%M %z").replace("+0000", "UTC") if when else str(value or "")
+    if when is None:
+        return str(value or "")
+    zone = when.strftime("%z").replace("+0000", "UTC")
+    if t.default:
+        return when.strftime("%Y-%m-%d %H:%M ") + zone
+    return f"{format_date(when, 'long', locale=t.locale)} {when:%H:%M} {zone}"
 
 
-def hours(delta: timedelta | None) -> str:
+def day(value: Any, *, t: Edition = ENGLISH) -> str:
+    """A date, or a partial one (a due date, 2022-06): as written in English, the locale's
+    words in another edition ('2026년 11월 1일', '2022년 6월')."""
+    if t.default or value is None or value == "":
+        return str("" if value is None else value)
+    kind = precision(str(value)) if not isinstance(value, date) else "day"
+    when = value if isinstance(value, date) else parse_time(str(value))
+    if when is None or kind is None:
+        return str(value)
+    skeleton = {"year": "y", "month": "yMMM"}.get(kind)
+    return format_skeleton(skeleton, when, locale=t.locale) if skeleton else format_date(when, "long", locale=t.locale)
+
+
+def month_day(value: date, *, t: Edition = ENGLISH) -> str:
+    """A week's first day on a chart's axis: '11-30', or the locale's short form ('11. 30.')."""
+    return value.strftime("%m-%d") if t.default else format_skeleton("Md", value, locale=t.locale)
+
+
+def _decimal(value: float, spec: str, t: Edition) -> str:
+    """``value`` by a Python format spec in English, by the same Babel pattern elsewhere."""
+    if t.default:
+        return format(value, spec)
+    return format_decimal(value, _PATTERNS[spec], locale=t.locale)
+
+
+_PATTERNS = {",.0f": "#,##0", ",.1f": "#,##0.0", ".0f": "0", ".1f": "0.0", ",": "#,##0.###", "g": "0.###"}
+
+
+def grouped(value: float | int, *, t: Edition = ENGLISH) -> str:
+    """A count with thousands separated, as ``"{:,}".format`` writes it in English."""
+    return _decimal(value, ",", t)
+
+
+def fixed(value: float, digits: int = 1, *, grouping: bool = False, t: Edition = ENGLISH) -> str:
+    """A figure to ``digits`` decimals (a percentage, an amount), as "%.1f" writes it."""
+    return _decimal(value, f"{',' if grouping else ''}.{digits}f", t)
+
+
+def hours(delta: timedelta | None, *, t: Edition = ENGLISH) -> str:
     if delta is None:
         return ""
     total = delta.total_seconds()
     if total < 3600:
-        return f"{total / 60:.0f} min"
-    return f"{total / 3600:.1f} h" if total < 72 * 3600 else f"{total / 86400:.1f} days"
+        return t.gettext("%(value)s min") % {"value": _decimal(total / 60, ".0f", t)}
+    if total < 72 * 3600:
+        return t.gettext("%(value)s h") % {"value": _decimal(total / 3600, ".1f", t)}
+    return t.gettext("%(value)s days") % {"value": _decimal(total / 86400, ".1f", t)}
 
 
-def elapsed(delta: timedelta) -> str:
+# How a time since a heartbeat is said, by size. freshness.js says it with the same words: the
+# page hands it this edition's (see tooling.site.freshness.elapsed_words).
+ELAPSED = {"under": N_("under 1 min"), "min": N_("%(minutes)s min"), "h": N_("%(hours)s h"),
+           "h_min": N_("%(hours)s h %(minutes)s min"), "days": N_("%(days)s days"),
+           "days_h": N_("%(days)s days %(hours)s h")}
+
+
+def elapsed(delta: timedelta, *, t: Edition = ENGLISH) -> str:
     """Time since a heartbeat, to the minute, as a reader says it: 'under 1 min', '4 min',
     '2 h 10 min', '3 days 4 h'. freshness.js writes it the same way at view time (its
     ``elapsed``); tests/site/test_run_feed.py holds the two to the same text."""
     minutes = max(int(delta.total_seconds() // 60), 0)
     hours, days = minutes // 60, minutes // 1440
     if minutes < 1:
-        return "under 1 min"
-    if minutes < 60:
-        return f"{minutes} min"
-    if hours < 48:
-        return f"{hours} h" + (f" {minutes % 60} min" if minutes % 60 else "")
-    return f"{days} days" + (f" {hours % 24} h" if hours % 24 else "")
+        key = "under"
+    elif minutes < 60:
+        key = "min"
+    elif hours < 48:
+        key = "h_min" if minutes % 60 else "h"
+    else:
+        key = "days_h" if hours % 24 else "days"
+    return t.gettext(ELAPSED[key]) % {"minutes": minutes % 60, "hours": hours if hours < 48 else hours % 24,
+                                      "days": days}
 
 
-def seconds(value: float) -> str:
-    return f"{value:g} s" if value < 120 else f"{value / 60:g} min" if value < 7200 else f"{value / 3600:g} h"
+def seconds(value: float, *, t: Edition = ENGLISH) -> str:
+    if value < 120:
+        return t.gettext("%(value)s s") % {"value": _decimal(value, "g", t)}
+    if value < 7200:
+        return t.gettext("%(value)s min") % {"value": _decimal(value / 60, "g", t)}
+    return t.gettext("%(value)s h") % {"value": _decimal(value / 3600, "g", t)}
 
 
-def number(value: float | int | None) -> str:
+def number(value: float | int | None, *, t: Edition = ENGLISH) -> str:
     """A quantity for a table column: thousands separated, whole numbers without '.0'
     (3,938 GPU-hours, not 3,938.0), others to one decimal."""
     if value is None:
         return ""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+    return _decimal(value, ",.0f" if float(value).is_integer() else ",.1f", t)
 
 
-def in_hours(delta: timedelta | None) -> str:
+def in_hours(delta: timedelta | None, *, t: Edition = ENGLISH) -> str:
     """A duration in hours to one decimal, the one unit of a column that has to sort."""
-    return "" if delta is None else f"{delta.total_seconds() / 3600:,.1f}"
+    return "" if delta is None else _decimal(delta.total_seconds() / 3600, ",.1f", t)
 
 
 def sort_key(value: datetime | date | timedelta | float | int | str | None, missing: float | str = "") -> Markup:
@@ -100,12 +167,59 @@ def groupby_month(views: list[IncidentView]) -> list[tuple[str, list[IncidentVie
     return groups
 
 
-def environment() -> jinja2.Environment:
+def _fill(text: str, values: dict[str, Any]) -> Markup:
+    """A translated message with its values: the message is the template's own markup (it may
+    hold markdown or a span), each value is escaped as any ``{{ value }}`` is, unless it is
+    markup already (a link). Always %-formatted, as jinja2's newstyle gettext does."""
+    return Markup(text) % {key: md_inline(value) for key, value in values.items()}
+
+
+def template_gettext(t: Edition) -> dict[str, Callable[..., Markup]]:
+    """``_``, ``gettext`` and ``ngettext`` for the templates (jinja2.ext.i18n, newstyle: the
+    values come as keyword arguments, ``num`` being the count of a plural)."""
+
+    def gettext(message: str, **values: Any) -> Markup:
+        return _fill(t.gettext(message), values)
+
+    def ngettext(singular: str, plural: str, n: int, **values: Any) -> Markup:
+        values.setdefault("num", n)
+        return _fill(t.ngettext(singular, plural, n), values)
+
+    return dict(gettext=gettext, ngettext=ngettext)
+
+
+def span(attribute: str, text: Any) -> Markup:
+    """``<span data-x>text</span>``: an element freshness.js refills, inside a message."""
+    return Markup(f"<span {attribute}>") + md_inline(text) + Markup("</span>")
+
+
+def listing(values: Any, *, each: Any = None, conjunction: bool = False, t: Edition = ENGLISH) -> Markup:
+    """Items in a sentence: 'a, b, c', or with ``conjunction`` 'a, b and c' (the locale's
+    list pattern elsewhere: 'a, b 및 c'). ``each`` turns a value into its item: a function
+    (``code``) or a mapping of words."""
+    if each is None:
+        items = [md_inline(v) for v in values]
+    else:
+        items = [md_inline(each[v] if isinstance(each, dict) else each(v)) for v in values]
+    if not conjunction or len(items) < 2:
+        return Markup(", ").join(items)
+    if t.default:
+        return Markup(", ").join(items[:-1]) + Markup(" and ") + items[-1]
+    return Markup(format_list([str(i) for i in items], locale=t.locale))
+
+
+def environment(t: Edition = ENGLISH) -> jinja2.Environment:
+    """The templates' environment for one edition: its catalogue installed, its formats."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("tooling.site", "templates"),
                              finalize=md_inline, autoescape=False, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(dt=dt, hours=hours, elapsed=elapsed, seconds=seconds, block=md_block, meta_title=meta_title,
-                       nav_label=nav_label, nav_section=nav_section, groupby_month=groupby_month,
-                       number=number, in_hours=in_hours, sort_key=sort_key)
-    env.globals.update(link=link, code=code, anchor=anchor, still_open=STILL_OPEN, no_date=NO_DATE)
+                             lstrip_blocks=True, keep_trailing_newline=True, extensions=["jinja2.ext.i18n"])
+    env.newstyle_gettext = True  # type: ignore[attr-defined]  # values as keyword arguments
+    env.globals.update(template_gettext(t))
+    edition = {name: partial(f, t=t) for name, f in dict(
+        dt=dt, day=day, hours=hours, elapsed=elapsed, seconds=seconds, number=number, in_hours=in_hours,
+        grouped=grouped, fixed=fixed).items()}
+    env.filters.update(block=md_block, meta_title=meta_title, nav_label=nav_label, nav_section=nav_section,
+                       groupby_month=groupby_month, sort_key=sort_key, **edition)
+    env.globals.update(link=link, code=code, anchor=anchor, still_open=STILL_OPEN, no_date=NO_DATE, span=span,
+                       listing=partial(listing, t=t), lang=t.lang, lang_default=t.default)
     return env

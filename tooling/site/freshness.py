@@ -5,7 +5,8 @@ never), so "this page is 3 hours old", "on call now: Diego" and "last heartbeat 
 only true at build time. The templates still write that text for the build's 'now' (what a
 reader without JavaScript sees); these helpers add the times it was computed from as data
 attributes, and ``docs/assets/javascripts/freshness.js`` recomputes the text with the reader's
-clock (durations as ``tooling.site.filters.elapsed`` writes them).
+clock (durations as ``tooling.site.filters.elapsed`` writes them, in the page's language: an
+edition other than English hands the script its words in ``data-elapsed-words``).
 
 Every word shown stays in the templates: the helpers take the sentences from them and only
 fill in names and times, as the templates themselves do.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any, Callable
 
 from markupsafe import Markup
@@ -21,7 +23,8 @@ from markupsafe import Markup
 from tooling.analysis.runs import STALE_AFTER, RunCard, Shift, shifts
 from tooling.records.model import parse_time
 from tooling.records.runs import is_live
-from tooling.site.filters import dt
+from tooling.site.filters import ELAPSED, dt
+from tooling.site.i18n import ENGLISH, Edition
 
 
 def attribute(value: str) -> str:
@@ -55,44 +58,60 @@ def freshness_attrs(card: RunCard) -> Markup:
     return Markup(f' data-updated-at="{utc(updated)}" data-stale-after-hours="{hours}"')
 
 
-def feed_attrs(card: RunCard) -> Markup:
-    """Attributes of the element holding a run's feed: its heartbeat, from which the script
-    recomputes the age, and for a live run the minutes after which the element turns red
-    (class ``stalled``) and shows its [data-stalled-alarm]; nothing without a heartbeat."""
-    feed = card.feed
-    if feed is None or feed.heartbeat_at is None:
-        return Markup("")
-    stall = f' data-stall-after-minutes="{int(feed.stall_after.total_seconds() // 60)}"' if feed.watched else ""
-    return Markup(f' data-heartbeat-at="{utc(feed.heartbeat_at)}"{stall}')
+def elapsed_words(t: Edition) -> str:
+    """The edition's words for a time since a heartbeat, as JSON for the script: the forms of
+    tooling.site.filters.ELAPSED translated, each with its %(minutes)s, %(hours)s, %(days)s."""
+    return json.dumps({key: t.gettext(words) for key, words in ELAPSED.items()}, ensure_ascii=False,
+                      separators=(",", ":"))
 
 
-def shift_text(shift: Shift | None, words: str, nobody: str) -> str:
+def feed_attrs_for(t: Edition) -> Callable[[RunCard], Markup]:
+    """The template global ``feed_attrs`` for an edition."""
+
+    def feed_attrs(card: RunCard) -> Markup:
+        """Attributes of the element holding a run's feed: its heartbeat, from which the script
+        recomputes the age, and for a live run the minutes after which the element turns red
+        (class ``stalled``) and shows its [data-stalled-alarm]; nothing without a heartbeat.
+        The script knows the English words for the age; other editions give it theirs."""
+        feed = card.feed
+        if feed is None or feed.heartbeat_at is None:
+            return Markup("")
+        stall = f' data-stall-after-minutes="{int(feed.stall_after.total_seconds() // 60)}"' if feed.watched else ""
+        words = "" if t.default else f' data-elapsed-words="{attribute(elapsed_words(t))}"'
+        return Markup(f' data-heartbeat-at="{utc(feed.heartbeat_at)}"{stall}{words}')
+
+    return feed_attrs
+
+
+def shift_text(shift: Shift | None, words: str, nobody: str, *, t: Edition = ENGLISH) -> str:
     """A slot's text, ``words`` with ``{person}``, ``{start}`` and ``{end}`` filled in: the one
     function behind the build-time text and the texts the script chooses from, so they agree."""
     if shift is None:
-        return nobody
-    return words.format(person=_inline(shift.person), start=dt(shift.start), end=dt(shift.end))
+        return str(nobody)
+    # str(): a translated template message is markup; the names filled in here are record text
+    # that the template escapes with the rest of the slot's text
+    return str(words).format(person=_inline(shift.person), start=dt(shift.start, t=t), end=dt(shift.end, t=t))
 
 
-def _shift_entry(shift: Shift, now: str, next: str) -> dict[str, str]:
+def _shift_entry(shift: Shift, now: str, next: str, t: Edition) -> dict[str, str]:
     return {"start": utc(shift.start), "end": utc(shift.end),
-            "now": shift_text(shift, now, ""), "next": shift_text(shift, next, "")}
+            "now": shift_text(shift, now, "", t=t), "next": shift_text(shift, next, "", t=t)}
 
 
-def oncall_attrs_for(built_at: datetime) -> Callable[..., Markup]:
+def oncall_attrs_for(built_at: datetime, t: Edition = ENGLISH) -> Callable[..., Markup]:
     """The template global ``oncall_attrs`` for a build at ``built_at``."""
 
     def oncall_attrs(card: RunCard, *, now: str, next: str, nobody: str) -> Markup:
         """Attributes of the element holding the on-call slots: every shift a reader can still
         meet (one over before the build can be neither now nor next) with its text in each
         slot (see :func:`shift_text`), and the text for an empty slot."""
-        entries = [_shift_entry(s, now, next) for s in shifts(card.data) if s.end > built_at]
+        entries = [_shift_entry(s, str(now), str(next), t) for s in shifts(card.data) if s.end > built_at]
         data = json.dumps(entries, ensure_ascii=False, separators=(",", ":"))
-        return Markup(f' data-oncall="{attribute(data)}" data-oncall-nobody="{attribute(nobody)}"')
+        return Markup(f' data-oncall="{attribute(data)}" data-oncall-nobody="{attribute(str(nobody))}"')
 
     return oncall_attrs
 
 
-def template_globals(built_at: datetime) -> dict[str, Callable[..., Any]]:
-    return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at), shift_text=shift_text,
-                feed_attrs=feed_attrs)
+def template_globals(built_at: datetime, t: Edition = ENGLISH) -> dict[str, Callable[..., Any]]:
+    return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at, t),
+                shift_text=partial(shift_text, t=t), feed_attrs=feed_attrs_for(t))

@@ -99,10 +99,15 @@ def problems_in(html: str, page: str) -> Iterator[Problem]:
             yield Problem(page, "literal backtick in text", excerpt)
 
 
-def generated_pages(site_dir: Path, generated: str) -> list[Path]:
+def generated_pages(site_dir: Path, generated: str, editions: Iterable[str] = ("",)) -> list[Path]:
     """The built pages whose text comes from records: those of ``generated`` (a folder of the
-    site) and the home page, which includes the run cards."""
-    return [*sorted((site_dir / generated).rglob("*.html")), site_dir / "index.html"]
+    site) and the home page, which includes the run cards, in each edition (``editions``: the
+    folders of the site they are built in, '' for the root, 'ko/' for Korean)."""
+    pages: list[Path] = []
+    for prefix in editions:
+        edition = site_dir / prefix
+        pages += [*sorted((edition / generated).rglob("*.html")), edition / "index.html"]
+    return pages
 
 
 def _suspect(data: bytes) -> bool:
@@ -124,11 +129,11 @@ def check_pages(site_dir: Path, pages: Iterable[Path]) -> list[Problem]:
     return found
 
 
-def check_site(site_dir: Path, *, generated: Path, docs_dir: Path) -> None:
+def check_site(site_dir: Path, *, generated: Path, docs_dir: Path, editions: Iterable[str] = ("",)) -> None:
     """Raise a UserError, one line per problem, when a page built from ``generated`` (a folder
-    under ``docs_dir``) shows raw markup."""
+    under ``docs_dir``) shows raw markup, in any of the site's ``editions``."""
     folder = os.path.relpath(generated.resolve(), docs_dir.resolve())
-    found = check_pages(site_dir, generated_pages(site_dir, folder))
+    found = check_pages(site_dir, generated_pages(site_dir, folder, editions))
     if not found:
         return
     lines = [str(p) for p in found[:SHOWN]]

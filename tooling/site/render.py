@@ -1,7 +1,10 @@
 """Rendering pages with jinja2: templates lay out what analyses computed, nothing more.
 
-Large sites render in two processes (forked, so the analysis is shared without pickling);
-a page is written only when its text changed, and pages of removed records are deleted.
+Each page is rendered once per edition of the site (tooling.site.i18n): ``P.md`` in English and,
+when mkdocs.yml asks for Korean, ``P.ko.md`` beside it, from the same analysis with the Korean
+catalogue installed. Large sites render in two processes (forked, so the analysis is shared
+without pickling); a page is written only when its text changed, and pages of removed records
+are deleted.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import os
 import posixpath
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +28,15 @@ from tooling.site import charts
 from tooling.site.escape import link, md_inline
 from tooling.site.fences import fenced
 from tooling.site.filters import code, dt, environment
+from tooling.site.i18n import ENGLISH, Edition, edition, site_languages
+from tooling.site.overlays import localised
+from tooling.site.words import template_words
 from tooling.site.freshness import template_globals as freshness_globals
 from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
-from tooling.site.source import Sources
+from tooling.site.source import Sources, site_config
 from tooling.site.reference import field_reference
 
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
@@ -54,10 +61,11 @@ def _tags(view: IncidentView) -> list[str]:
 class _Helpers:
     """Per-build template globals that need the analysis or the git history."""
 
-    def __init__(self, analysis: Analysis, history: dict[str, list[Change]], root: Path) -> None:
+    def __init__(self, analysis: Analysis, history: dict[str, list[Change]], root: Path, t: Edition) -> None:
         self.titles = {v.id: v.data["title"] for v in analysis.incidents}
         self.history = history
         self.root = root
+        self.t = t
         records = [*(v.record for v in analysis.incidents), *(v.record for v in analysis.postmortems),
                    *(c.record for c in analysis.runs), *analysis.ladders]
         self.pages = {os.path.abspath(r.path): RECORD_PAGES[r.kind].format(id=r.id) for r in records}
@@ -71,106 +79,138 @@ class _Helpers:
         if page is not None:
             return link(title, posixpath.relpath(page, from_dir))
         shown = os.path.relpath(target, self.root) if target.startswith(str(self.root)) else url
-        return Markup(f"{md_inline(title)} ({code(shown)} in the repository)")
+        return Markup(f"{md_inline(title)} ") + self.gettext("(%(path)s in the repository)", path=code(shown))
+
+    def gettext(self, message: str, **values: Any) -> Markup:
+        """A message of this edition with markdown values filled in (each escaped already)."""
+        return Markup(self.t.gettext(message)) % values
 
     def incident_ref(self, incident_id: str) -> Markup:
         return link(f"{incident_id} {self.titles.get(incident_id, '')}".strip(), f"{incident_id}.md")
 
     def history_note(self, record: Record) -> Markup:
         changes = self.history.get(os.path.normpath(os.path.abspath(record.path)), [])
+        heading = self.gettext("History")
         if not changes:
-            return Markup("## History\n\n*This record is not committed to git yet.*\n")
-        rows = "\n".join(f"| {dt(c.date)} | {md_inline(c.author)} | {code(c.sha)} {md_inline(c.subject)} |"
-                         for c in changes[:20])
+            note = self.gettext("This record is not committed to git yet.")
+            return Markup(f"## {heading}\n\n*{note}*\n")
+        rows = "\n".join(f"| {dt(c.date, t=self.t)} | {md_inline(c.author)} | {code(c.sha)} "
+                          f"{md_inline(c.subject)} |" for c in changes[:20])
         first = changes[0]
-        return Markup(f"## History\n\nLast changed {dt(first.date)} by {md_inline(first.author)}.\n\n"
-                      f"| When | Who | Change |\n|---|---|---|\n{rows}\n")
+        last = self.gettext("Last changed %(when)s by %(who)s.", when=dt(first.date, t=self.t),
+                            who=md_inline(first.author))
+        columns = " | ".join([self.gettext("When"), self.gettext("Who"), self.gettext("Change")])
+        return Markup(f"## {heading}\n\n{last}\n\n| {columns} |\n|---|---|---|\n{rows}\n")
 
 
-def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path) -> dict[str, Any]:
-    helpers = _Helpers(analysis, history, root)
+def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, sources: Sources,
+            t: Edition = ENGLISH) -> dict[str, Any]:
+    """The template globals of one edition: ``analysis`` as that edition shows it (see
+    tooling.site.overlays), its words, its charts."""
+    helpers = _Helpers(analysis, history, root, t)
+    layers = analysis.trends.layers
     return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
-                playbook_title=_playbook_title, incident_ref=helpers.incident_ref, record_link=helpers.record_link,
-                fenced=fenced,
-                history_note=helpers.history_note, kinds=field_reference(),
-                source=Sources(root, analysis.records, history), tag_anchor=tag_anchor,
+                incident_ref=helpers.incident_ref, record_link=helpers.record_link,
+                fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
+                source=sources, tag_anchor=tag_anchor,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor,
-                **freshness_globals(analysis.now),
+                **freshness_globals(analysis.now, t), **template_words(t, root),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
-                                                   label="Incidents per week by layer"),
-                gpu_chart=charts.horizontal_bars([(t.layer, t.gpu_hours) for t in analysis.trends.layers],
-                                                 label="GPU-hours lost by layer", unit="GPU-h",
-                                                 axis="GPU-hours lost"),
-                stack_chart=_stack_chart(analysis), steps_chart=_steps_chart,
-                mttd_chart=charts.horizontal_bars([(t.layer, t.mttd_hours) for t in analysis.trends.layers
-                                                   if t.mttd_hours is not None],
-                                                  label="Mean time to detect by layer", unit="h",
-                                                  axis="Mean time to detect"),
-                mttr_chart=charts.horizontal_bars([(t.layer, t.mttr_hours) for t in analysis.trends.layers
-                                                   if t.mttr_hours is not None],
-                                                  label="Mean time to resolve by layer", unit="h",
-                                                  axis="Mean time to resolve"))
+                                                   label=t.gettext("Incidents per week by layer"), t=t),
+                gpu_chart=charts.horizontal_bars([(x.layer, x.gpu_hours) for x in layers],
+                                                 label=t.gettext("GPU-hours lost by layer"), unit=t.gettext("GPU-h"),
+                                                 axis=t.gettext("GPU-hours lost"), t=t),
+                stack_chart=_stack_chart(analysis, t), steps_chart=partial(_steps_chart, t=t),
+                mttd_chart=charts.horizontal_bars([(x.layer, x.mttd_hours) for x in layers if x.mttd_hours is not None],
+                                                  label=t.gettext("Mean time to detect by layer"), unit=t.gettext("h"),
+                                                  axis=t.gettext("Mean time to detect"), t=t),
+                mttr_chart=charts.horizontal_bars([(x.layer, x.mttr_hours) for x in layers if x.mttr_hours is not None],
+                                                  label=t.gettext("Mean time to resolve by layer"), unit=t.gettext("h"),
+                                                  axis=t.gettext("Mean time to resolve"), t=t))
 
 
-def _playbook_title(target: str) -> str:
-    """'playbook/checkpoint-cadence.md#saving-can-fail-too' -> 'Checkpoint cadence: saving can fail too'."""
-    page, _, section = target.partition("#")
-    title = page.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").capitalize()
-    return f"{title}: {section.replace('-', ' ')}" if section else title
-
-
-def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str) -> Markup:
+def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str, t: Edition = ENGLISH) -> Markup:
     """A run's steps per hour over the last day; the words come from the template."""
     return charts.hourly_bars([h.start for h in feed.hours], [h.steps for h in feed.hours],
-                              label=label, axis=axis, hours_axis=hours_axis)
+                              label=label, axis=axis, hours_axis=hours_axis, t=t)
 
 
-def _stack_chart(analysis: Analysis) -> Markup:
+def _stack_chart(analysis: Analysis, t: Edition) -> Markup:
     if analysis.stack is None:
         return Markup("")
     counts = analysis.trends.facets["layer"]
     layers = [(entry["layer"], entry["name"], counts.get(entry["layer"], 0)) for entry in analysis.stack.data["layers"]]
-    return charts.stack_diagram(layers, label="The stack cross-section with this team's incidents per layer")
+    return charts.stack_diagram(layers, label=t.gettext("The stack cross-section with this team's incidents per layer"),
+                                t=t)
 
 
-# Set before forking workers: (page list, template globals, output folder).
-_JOB: tuple[list[tuple[int, str, Any]], dict[str, Any], Path] | None = None
+@dataclass(frozen=True)
+class _Edition:
+    """What a worker needs to render one edition's pages."""
+
+    lang: str
+    pages: list[tuple[int, str, Any]]  # (page type, path of the English page, item)
+    shared: dict[str, Any]
+
+
+# Set before forking workers: (every edition, output folder).
+_JOB: tuple[list[_Edition], Path] | None = None
 
 
 def _render_range(bounds: tuple[int, int]) -> RenderResult:
+    """Pages ``bounds`` of the list of every edition's pages, one edition after the other."""
     assert _JOB is not None, "set by render_pages before workers start"
-    pages, shared, out_dir = _JOB
-    env, result = environment(), RenderResult()
-    for type_index, relative, item in pages[bounds[0]:bounds[1]]:
-        template = env.get_template(PAGE_TYPES[type_index].template)
-        text = shared["source"].front_matter(relative, item, template.render(item=item, **shared))
-        _write_if_changed(out_dir / relative, text, result)
+    editions, out_dir = _JOB
+    result, first = RenderResult(), 0
+    for job in editions:
+        chosen = job.pages[max(bounds[0] - first, 0):max(bounds[1] - first, 0)]
+        first += len(job.pages)
+        if not chosen:
+            continue
+        t = edition(job.lang)
+        env, source = environment(t), job.shared["source"]
+        for type_index, relative, item in chosen:
+            template = env.get_template(PAGE_TYPES[type_index].template)
+            # the front matter is decided by the English page's path: the same for every edition
+            text = source.front_matter(relative, item, template.render(item=item, **job.shared))
+            _write_if_changed(out_dir / t.page(relative), text, result)
     return result
 
 
 def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: Path,
-                 out_dir: Path, jobs: int | None = None) -> RenderResult:
-    """Write every page under ``out_dir``; unchanged pages are not touched, stale ones removed."""
+                 out_dir: Path, jobs: int | None = None, languages: tuple[str, ...] | None = None) -> RenderResult:
+    """Write every page of every edition under ``out_dir`` (``languages``: by default those
+    mkdocs.yml asks for); unchanged pages are not touched, stale ones removed."""
     global _JOB
-    pages = [(i, relative, item) for i, page_type in enumerate(PAGE_TYPES)
-             for relative, item in page_type.pages(analysis)]
-    _JOB = (pages, shared := _shared(analysis, history, root), out_dir)
+    sources = Sources(root, analysis.records, history)
+    editions = []
+    for lang in languages or site_languages(site_config(root)):
+        t = edition(lang)
+        shown = localised(analysis, t)  # the same analysis, with translated ladders and stack
+        pages = [(i, relative, item) for i, page_type in enumerate(PAGE_TYPES)
+                 for relative, item in page_type.pages(shown.analysis)]
+        editions.append(_Edition(lang, pages, {**_shared(shown.analysis, history, root, sources, t),
+                                               "untranslated": shown.untranslated,
+                                               "untranslated_ladders": shown.missing_ids("ladder")}))
+    _JOB = (editions, out_dir)
+    total = sum(len(e.pages) for e in editions)
     workers = min(jobs or os.cpu_count() or 1, 2)
     result = RenderResult()
     try:
-        if workers < 2 or len(pages) < PARALLEL_FROM:
-            result.add(_render_range((0, len(pages))))
+        if workers < 2 or total < PARALLEL_FROM:
+            result.add(_render_range((0, total)))
         else:
-            step = -(-len(pages) // workers)
+            step = -(-total // workers)
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                for part in pool.map(_render_range, [(i, i + step) for i in range(0, len(pages), step)]):
+                for part in pool.map(_render_range, [(i, i + step) for i in range(0, total, step)]):
                     result.add(part)
     finally:
         _JOB = None
     copied = lab_pages(root)
     for relative, text in copied.items():
-        _write_if_changed(out_dir / relative, shared["source"].front_matter(relative, None, text), result)
-    expected = {out_dir / relative for _, relative, _ in pages} | {out_dir / r for r in copied}
+        _write_if_changed(out_dir / relative, sources.front_matter(relative, None, text), result)
+    expected = {out_dir / edition(e.lang).page(relative) for e in editions for _, relative, _ in e.pages}
+    expected |= {out_dir / r for r in copied}
     for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
         stale.unlink()
         result.removed.append(str(stale))

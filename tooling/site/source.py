@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -135,12 +136,19 @@ class Sources:
             return datetime.fromtimestamp(0, timezone.utc)
 
 
+# A lab page's file name: '03-nan-guard.md', or '03-nan-guard.ko.md' for its Korean edition.
+_LAB_PAGE = re.compile(r"(?P<name>.+?)(?P<lang>\.[a-z]{2})?\.md")
+
+
 def _lab_origin(relative: str) -> str | None:
-    """The README a lab page is copied from (see tooling.site.labs), or None."""
+    """The README a lab page is copied from (see tooling.site.labs), or None: 'labs/03-x.md'
+    from labs/03-x/README.md, its Korean edition 'labs/03-x.ko.md' from labs/03-x/README.ko.md."""
     parts = relative.split("/")
-    if len(parts) != 2 or parts[0] != "labs":
+    page = _LAB_PAGE.fullmatch(parts[1]) if len(parts) == 2 and parts[0] == "labs" else None
+    if page is None:
         return None
-    return "labs/README.md" if parts[1] == "index.md" else f"labs/{parts[1].removesuffix('.md')}/README.md"
+    readme = f"README{page['lang'] or ''}.md"
+    return f"labs/{readme}" if page["name"] == "index" else f"labs/{page['name']}/{readme}"
 
 
 def _lab_history(root: Path) -> dict[str, list[Change]]:

@@ -1,8 +1,10 @@
 // Freshness at view time: the stale banners, who is on call and how old a run's heartbeat is,
 // recomputed with the reader's clock. A page is read hours or days after it was built; the build
 // wrote its text for its own "now" (what a reader without JavaScript keeps seeing) and, beside it,
-// the times that text came from (tooling/site/freshness.py). Record text is only ever set as
-// textContent, never as HTML.
+// the times that text came from (tooling/site/freshness.py). Every word it writes is the page's:
+// the banners and on-call slots are worded by the build in the page's language, and durations use
+// the English words below unless the page hands over its own (data-elapsed-words, the Korean
+// edition). Record text is only ever set as textContent, never as HTML.
 (function () {
   "use strict";
 
@@ -56,14 +58,36 @@
     });
   }
 
+  // The English words for a duration, as tooling/site/filters.py's ELAPSED has them; a page of
+  // another edition carries its own in data-elapsed-words (the same keys, from its catalogue).
+  var ELAPSED = {
+    under: "under 1 min", min: "%(minutes)s min", h: "%(hours)s h", h_min: "%(hours)s h %(minutes)s min",
+    days: "%(days)s days", days_h: "%(days)s days %(hours)s h"
+  };
+
   // A duration to the minute, word for word as tooling/site/filters.py's `elapsed` writes it.
-  function elapsed(ms) {
+  function elapsed(ms, words) {
     var minutes = Math.max(Math.floor(ms / MINUTE), 0);
     var hours = Math.floor(minutes / 60);
-    if (minutes < 1) return "under 1 min";
-    if (minutes < 60) return minutes + " min";
-    if (hours < 48) return hours + " h" + (minutes % 60 ? " " + (minutes % 60) + " min" : "");
-    return Math.floor(hours / 24) + " days" + (hours % 24 ? " " + (hours % 24) + " h" : "");
+    var days = Math.floor(minutes / 1440);
+    var key;
+    if (minutes < 1) key = "under";
+    else if (minutes < 60) key = "min";
+    else if (hours < 48) key = minutes % 60 ? "h_min" : "h";
+    else key = hours % 24 ? "days_h" : "days";
+    var values = { minutes: minutes % 60, hours: hours < 48 ? hours : hours % 24, days: days };
+    return (words[key] || ELAPSED[key]).replace(/%\((\w+)\)s/g, function (all, name) {
+      return String(values[name]);
+    });
+  }
+
+  // The words an element's page gives for durations, or the English ones.
+  function elapsedWords(element) {
+    try {
+      return JSON.parse(element.getAttribute("data-elapsed-words") || "{}") || {};
+    } catch (error) {
+      return {};
+    }
   }
 
   // [data-heartbeat-at]: a run's feed. Its [data-heartbeat-age] and [data-stalled-for] get the
@@ -74,8 +98,9 @@
     var beat = Date.parse(element.getAttribute("data-heartbeat-at"));
     if (isNaN(beat)) return;
     var age = Math.max(now - beat, 0);
+    var words = elapsedWords(element);
     element.querySelectorAll("[data-heartbeat-age], [data-stalled-for]").forEach(function (text) {
-      text.textContent = elapsed(age);
+      text.textContent = elapsed(age, words);
     });
     var limit = Number(element.getAttribute("data-stall-after-minutes")) * MINUTE;
     if (!element.hasAttribute("data-stall-after-minutes") || isNaN(limit)) return;

@@ -1,0 +1,149 @@
+"""The site's language editions: the mkdocs plugin `playbook-editions` (mkdocs.yml).
+
+mkdocs-static-i18n builds one edition per language in one `mkdocs build` (English at the root,
+Korean under /ko/; `docs/X.ko.md` is the Korean page of `docs/X.md`, and a page without one
+falls back to English). This plugin adds what it leaves to the site:
+
+- Snippets follow the edition like pages do: in the Korean build, ``--8<-- "generated/P.md"``
+  includes ``generated/P.ko.md`` where it exists, so a page that fell back to English (or a
+  translated one) still shows the generated parts (run cards, "Paged?") in Korean.
+- Each edition gets its own search index, configured for its own languages (option ``search``:
+  English ``[en]``, Korean ``[ko, en]``, since records and error signatures stay in the
+  language they were written in). static-i18n writes one index of both editions, searched with
+  one configuration; here it is split after the last build, and the Korean pages ask for
+  theirs (docs/overrides/main.html).
+- Templates get ``edition``: its locale, its folder in the site, and, on a page that fell back
+  to the default language, the note to show above it (option ``untranslated``;
+  docs/overrides/partials/content.html).
+- The language menu's links to an edition's home are relative, like its links to other pages.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mkdocs.config import config_options
+from mkdocs.config.base import Config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+from mkdocs.utils import write_file
+
+INDEX = "search/search_index.json"  # where mkdocs-material writes and reads the index
+# A pymdownx.snippets line naming a markdown file: --8<-- "generated/paged.md"
+_SNIPPET = re.compile(r'^(?P<lead>[ \t]*-{1,}8<-{1,}[ \t]+)"(?P<path>[^"\n]+?)(?:\.[a-z]{2})?\.md"', re.MULTILINE)
+
+
+class EditionsConfig(Config):
+    # lunr languages of each edition's search index, by locale
+    search = config_options.Type(dict, default={})
+    # the note above a page shown in the default language for want of a translation, by locale:
+    # {title: ..., text: ...}
+    untranslated = config_options.Type(dict, default={})
+
+
+class Editions(BasePlugin[EditionsConfig]):
+    """Snippets, search, the language menu and the template's ``edition`` per edition; see the
+    module's docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # The edition of each build under way: static-i18n runs the other editions' builds inside
+        # the default one's post_build, and leaves its own current language at the last of them.
+        self.building: list[str] = []
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        i18n = _i18n(config)
+        for option in ("search", "untranslated"):
+            unknown = sorted(set(self.config[option]) - set(i18n.all_languages))
+            if unknown:
+                raise PluginError(f"playbook-editions: {option}: {', '.join(unknown)} is not a language of the "
+                                  f"i18n plugin (expected one of {', '.join(i18n.all_languages)})")
+        return config
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        self.building.append(_i18n(config).current_language)
+
+    def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        i18n = _i18n(config)
+        docs = Path(config.docs_dir)
+        return _SNIPPET.sub(lambda m: _localized(m, docs, i18n.current_language, i18n.default_language), markdown)
+
+    def on_page_context(self, context: dict[str, Any], *, page: Page, config: MkDocsConfig, nav: Any) -> dict[str, Any]:
+        """Runs after static-i18n's (priority 50), which points the language menu at this page's
+        translations, and at an edition's home with an absolute link ('/ko/', which would miss a
+        site published under a path, such as a mike version): those become relative too."""
+        i18n = _i18n(config)
+        homes = _home_links(i18n, config)
+        # an attribute, not the item: static-i18n sets it so, and templates read it first
+        for alternate in getattr(config.extra, "alternate", None) or []:
+            home = homes.get(alternate.get("lang"))
+            if home is not None and alternate.get("link") == home[0]:
+                alternate["link"] = home[1]
+        locale, source = i18n.current_language, getattr(page.file, "locale", i18n.current_language)
+        context["edition"] = {"locale": locale, "prefix": edition_prefix(locale, i18n.default_language),
+                              "source_locale": source,  # the language of the file shown
+                              "untranslated": self.config.untranslated.get(locale) if source != locale else None}
+        return context
+
+    @event_priority(-200)  # after static-i18n (-100), which builds the other editions in its own post_build
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        i18n = _i18n(config)
+        locale = self.building.pop()
+        split_index(Path(config.site_dir), locale=locale, default=i18n.default_language,
+                    editions=i18n.build_languages, lang=self.config.search.get(locale))
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self.building.clear()
+
+
+def _i18n(config: MkDocsConfig) -> Any:
+    plugin = config.plugins.get("i18n")
+    if plugin is None:
+        raise PluginError("playbook-editions needs the i18n plugin (mkdocs-static-i18n) in mkdocs.yml")
+    return plugin
+
+
+def _home_links(i18n: Any, config: MkDocsConfig) -> dict[str, tuple[str, str]]:
+    """{locale: (the absolute link static-i18n gives the edition's home, the same relative to
+    the site root)}."""
+    base = urlsplit(config.site_url).path.rstrip("/") if config.site_url else ""
+    return {lang.locale: (lang.fixed_link or f"{base}{lang.link}", edition_prefix(lang.locale, i18n.default_language) or "./")
+            for lang in i18n.config.languages}
+
+
+def _localized(match: re.Match[str], docs: Path, locale: str, default: str) -> str:
+    """The snippet line for this edition: P.<locale>.md where it exists, else P.md."""
+    path = match["path"]
+    if locale != default and (docs / f"{path}.{locale}.md").is_file():
+        return f'{match["lead"]}"{path}.{locale}.md"'
+    return f'{match["lead"]}"{path}.md"'
+
+
+def edition_prefix(locale: str, default: str) -> str:
+    """Where an edition lives in the site: '' for the default language, 'ko/' for Korean."""
+    return "" if locale == default else f"{locale}/"
+
+
+def split_index(site: Path, *, locale: str, default: str, editions: list[str], lang: list[str] | None) -> None:
+    """Write this edition's own index (``site/<prefix>search/search_index.json``) from the one
+    mkdocs-material last wrote at the root: the entries of this edition's pages, searched in
+    ``lang``. Locations stay relative to the site root, as the theme resolves them."""
+    shared = site / INDEX
+    if not shared.is_file():  # search is switched off
+        return
+    index = json.loads(shared.read_text(encoding="utf-8"))
+    prefix = edition_prefix(locale, default)
+    others = tuple(edition_prefix(e, default) for e in editions if e not in (locale, default))
+    if prefix:
+        docs = [d for d in index["docs"] if d["location"].startswith(prefix)]
+    else:
+        docs = [d for d in index["docs"] if not d["location"].startswith(others)]
+    config = {**index["config"], **({"lang": lang} if lang else {})}
+    write_file(json.dumps({"config": config, "docs": docs}, separators=(",", ":")).encode("utf-8"),
+               str(site / prefix / INDEX))

@@ -1,0 +1,146 @@
+"""Words the analyses and schemas hand the pages, in the edition's language.
+
+Analyses stay pure and language-free: they say "automation planned" or "failure mode
+gpu.hbm-ecc (Xid 79)" in English, once, for the CLI and every edition alike. The pages show those
+words as labels, so the render step translates them here, through the same catalogue as the
+templates: each fixed word is marked with ``N_`` below (so ``pybabel extract`` finds it), and each
+sentence an analysis builds is matched by its shape and rebuilt from a message with the values it
+carries. tests/test_messages.py feeds every word and shape the analyses can produce through
+these functions and fails on any that would reach a Korean page in English.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from tooling.site.i18n import Edition, N_
+
+# tooling.analysis.repeats.STATES
+STATES = {s: s for s in (N_("not automated"), N_("automation planned"), N_("automation in progress"),
+                         N_("automated"), N_("automation not working"))}
+
+# The glosses of the symptoms in the incident schema (tooling.analysis.paging.meanings).
+MEANINGS = {m: m for m in (
+    N_("loss or gradients not finite"), N_("no progress, processes alive"),
+    N_("loss rises or spikes and does not come back"), N_("a spike that came back by itself"),
+    N_("loss stopped improving"), N_("processes died"), N_("throughput dropped"), N_("bad or exhausted input"),
+    N_("cluster or storage trouble seen directly"), N_("a save or a resume failed"),
+    N_("wrong numbers with no error: bad weights, replicas out of sync, silent data corruption"))}
+
+# The record kinds' titles in their schemas (the field reference's headings).
+KIND_TITLES = {k: k for k in (N_("Incident"), N_("Postmortem"), N_("Training run state"), N_("Diagnostic ladder"),
+                              N_("Stack cross-section"), N_("Diagnostic ladder, translated"),
+                              N_("Stack cross-section, translated"))}
+
+# The facets incidents are tagged by (tooling.analysis.incidents.FACETS), as column and list labels.
+FACETS = {"run": N_("Run"), "layer": N_("Layer"), "symptom": N_("Symptom"), "severity": N_("Severity"),
+          "status": N_("Status")}
+
+# A field's type as tooling.site.reference names it.
+TYPES = {k: k for k in (N_("choice"), N_("mapping"), N_("whole number"), N_("true/false"), N_("string"),
+                        N_("number"), N_("any"))}
+
+# Why incidents are one failure (tooling.analysis.repeats: Group.explanation), part by part.
+_REASONS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"failure mode (?P<mode>\S+)(?P<codes> \(.*\))?"), N_("failure mode %(mode)s%(codes)s")),
+    (re.compile(r"error '(?P<words>.*)'(?P<codes> \(.*\))?"), N_("error '%(words)s'%(codes)s")),
+    (re.compile(r"marked repeat_of"), N_("marked repeat_of")),
+    (re.compile(r"one incident"), N_("one incident")),
+]
+
+# The budget's warnings (tooling.analysis.budget.compute).
+_FLAGS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"checkpoint storage is (?P<share>\d+%) of the GPU cost, above 10%: prune old checkpoints "
+                r"or move them to colder storage"),
+     N_("checkpoint storage is %(share)s of the GPU cost, above 10%%: prune old checkpoints or move them to "
+        "colder storage")),
+    (re.compile(r"checkpoint storage is (?P<share>\d+%) of the GPU cost, inside the 5-10% band where it stops "
+                r"being a rounding error"),
+     N_("checkpoint storage is %(share)s of the GPU cost, inside the 5-10%% band where it stops being a "
+        "rounding error")),
+    (re.compile(r"(?P<people>\d+) person on call: a 24/7 run needs at least (?P<least>\d+) on the rotation "
+                r"\(4 is better\)"),
+     N_("%(people)s person on call: a 24/7 run needs at least %(least)s on the rotation (4 is better)")),
+]
+
+
+def _by_shape(text: str, shapes: list[tuple[re.Pattern[str], str]], t: Edition) -> str:
+    """``text`` rebuilt from the message of the first shape it has; as it is when none fits
+    (and in English, whose words these are)."""
+    if t.default:
+        return text
+    for pattern, message in shapes:
+        match = pattern.fullmatch(text)
+        if match is not None:
+            return t.gettext(message) % {k: v or "" for k, v in match.groupdict().items()}
+    return text
+
+
+def reason(text: str, t: Edition) -> str:
+    return "; ".join(_by_shape(part, _REASONS, t) for part in str(text).split("; "))
+
+
+def flag(text: str, t: Edition) -> str:
+    return _by_shape(str(text), _FLAGS, t)
+
+
+def field_type(text: str, t: Edition) -> str:
+    """'list of whole number' -> '정수 목록' (lists nest)."""
+    if text.startswith("list of "):
+        return t.gettext("list of %(type)s") % {"type": field_type(text.removeprefix("list of "), t)}
+    return t.gettext(TYPES.get(text, text))
+
+
+def known(table: dict[str, str], text: Any, t: Edition) -> str:
+    """A fixed word of ``table`` translated; anything else as it is."""
+    return t.gettext(table[text]) if text in table else str(text)
+
+
+def playbook_title(target: str, t: Edition, docs: Path) -> str:
+    """'playbook/checkpoint-cadence.md#saving-can-fail-too' -> 'Checkpoint cadence: saving can fail
+    too'; in another edition, the page's and the section's headings from its translated page
+    (docs/playbook/checkpoint-cadence.ko.md, headings with the English anchors), where it has them."""
+    page, _, section = target.partition("#")
+    title = page.rsplit("/", 1)[-1].removesuffix(".md").replace("-", " ").capitalize()
+    english = f"{title}: {section.replace('-', ' ')}" if section else title
+    if t.default:
+        return english
+    translated = docs / f"{page.removesuffix('.md')}.{t.lang}.md"
+    try:  # keyed by the file's change time too: `tooling serve` renders again after an edit
+        headings = _headings(translated, translated.stat().st_mtime_ns)
+    except OSError:
+        return english
+    if "" not in headings or (section and section not in headings):
+        return english
+    return f"{headings['']}: {headings[section]}" if section else headings[""]
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*(?:\{#([\w-]+)\})?\s*$", re.MULTILINE)
+
+
+@lru_cache(maxsize=64)
+def _headings(path: Path, changed: int) -> dict[str, str]:
+    """{anchor: heading} of a hand-written page (as of ``changed``), '' for its first-level title."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    found: dict[str, str] = {}
+    for level, words, anchor in _HEADING.findall(text):
+        if level == "#" and "" not in found:
+            found[""] = words
+        if anchor:
+            found.setdefault(anchor, words)
+    return found
+
+
+def template_words(t: Edition, root: Path) -> dict[str, Callable[..., str]]:
+    """The template globals that put these words in the edition's language."""
+    docs = root / "docs"
+    return dict(facet_label=lambda f: t.gettext(FACETS[f]) if f in FACETS else str(f).capitalize(),
+                state=lambda s: known(STATES, s, t), meaning=lambda m: known(MEANINGS, m, t),
+                kind_title=lambda k: known(KIND_TITLES, k, t), field_type=lambda s: field_type(s, t),
+                reason=lambda s: reason(s, t), flag=lambda s: flag(s, t),
+                playbook_title=lambda target: playbook_title(target, t, docs))
