@@ -7,6 +7,8 @@ Run (from the repository root, with the project's environment: . .venv/bin/activ
     python labs/03-nan-guard/train.py --out /tmp/lab3 --policy skip       # skip bad steps
     python labs/03-nan-guard/train.py --out /tmp/lab3 --policy halt       # stop after 3 in a row
     python labs/03-nan-guard/train.py --out /tmp/lab3 --tensorboard /tmp/lab3/tb
+    python labs/03-nan-guard/train.py --out /tmp/lab3 --log-every 10 > /tmp/lab3.log &
+    tooling watch /tmp/lab3.log --run demo-7b                             # the NaN filed as it happens
     tensorboard --logdir /tmp/lab3/tb                                     # local, offline
 
 It writes /tmp/lab3/metrics.jsonl (loss and grad norm of every step) and
@@ -22,6 +24,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -79,6 +82,15 @@ def chart(metrics: list[dict], out: Path) -> None:
                               f"first NaN (step {metrics[first_bad]['step']})", log_scale=True))
 
 
+def progress_printer(every: int) -> Callable[[dict], None]:
+    """A NaN-guard sink that prints a training log's step line every ``every`` steps (the finite
+    ones: a bad step has its own line), the line tooling watch takes as progress."""
+    def sink(record: dict) -> None:
+        if record["finite"] and record["step"] % every == 0:
+            print(f"step {record['step']} | loss {record['loss']:.4f} | grad norm {record['grad_norm']:.3f}", flush=True)
+    return sink
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -86,6 +98,8 @@ def main() -> int:
     parser.add_argument("--peak-lr", type=float, default=PEAK_LR)
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--tensorboard", type=Path, metavar="DIR", help="also write TensorBoard event files here")
+    parser.add_argument("--log-every", type=int, default=0, metavar="N",
+                        help="print a step line (loss, grad norm) every N steps, as a training log does")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "metrics.jsonl").unlink(missing_ok=True)
@@ -97,7 +111,9 @@ def main() -> int:
     peak = args.peak_lr
     data = torch.Generator().manual_seed(SEED)
     manager = CheckpointManager(args.out / "checkpoints", keep=3)
-    sinks = [TensorBoardSink(args.tensorboard)] if args.tensorboard else []
+    sinks: list[Callable[[dict], None]] = [TensorBoardSink(args.tensorboard)] if args.tensorboard else []
+    if args.log_every > 0:
+        sinks.append(progress_printer(args.log_every))
     guard = NaNGuard(policy=args.policy, max_bad_steps=3, lr_factor=0.3, log_path=args.out / "metrics.jsonl",
                      sinks=sinks)
 

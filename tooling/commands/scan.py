@@ -16,7 +16,7 @@ from typing import Any
 
 from tooling.errors import FieldError, UsageError
 from tooling.failures.drafts import MAX_DRAFTS, Draft
-from tooling.failures.filing import SEVERITY, as_json, file_all, incident_values, summary
+from tooling.failures.filing import as_json, file_all, summary, values_for
 from tooling.failures.scan import ScanResult, scan_logs
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
@@ -40,11 +40,6 @@ def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, 
         return {"run": run, "extra": {}}
     except FieldError as exc:
         raise exc.naming(SOURCES) from None
-
-
-def values_for(draft: Draft, where: dict[str, Any]) -> dict[str, Any]:
-    values = incident_values(draft)
-    return {**values, "run": where["run"], "severity": SEVERITY, "extra": {**values["extra"], **where["extra"]}}
 
 
 def report(result: ScanResult) -> list[str]:

@@ -72,9 +72,15 @@ class Aftermath:
 
     def finish(self) -> list[Hit]:
         """The end of a log: what still waits is a failure of its own."""
+        ready = self.flush()
+        self._latest.clear()
+        return ready
+
+    def flush(self) -> list[Hit]:
+        """What waits, as failures of their own, while the log goes on (tooling watch, at the end
+        of each poll): the failures seen stay remembered, so later lines are still their aftermath."""
         ready = list(self._waiting)
         self._waiting.clear()
-        self._latest.clear()
         return ready
 
     def _after_another(self, hit: Hit, mode: FailureMode) -> bool:

@@ -21,6 +21,10 @@ from tooling.failures.signatures import normalise
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
 MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not incidents
+# Lines of one failure written closer together than this, by the log's own clock, are one
+# occurrence of it (a watchdog timeout writes three lines, every rank writes its own); lines
+# without a time are one occurrence each. tooling watch counts an incident's occurrences so.
+OCCURRENCE_GAP = 60.0  # seconds
 # "message" (the words of a line) tells incidents apart; but one failure writes lines of many
 # words (a watchdog timeout: "Watchdog caught...", "Some NCCL operations have failed...",
 # "what(): ..."), so within a scan only codes split the lines of a mode into failures.
@@ -69,9 +73,15 @@ class Draft:
     count: int = 0
     first: Hit | None = None  # the earliest hit with an absolute time (else the first hit)
     last_at: datetime | None = None  # of the latest hit
+    occurrences: int = 0  # see OCCURRENCE_GAP
+    _moment: tuple[str, float] | None = field(default=None, repr=False)  # of the latest hit
 
     def add(self, hit: Hit) -> None:
         self.count += 1
+        moment, last = _moment(hit), self._moment
+        if moment is None or last is None or moment[0] != last[0] or abs(moment[1] - last[1]) > OCCURRENCE_GAP:
+            self.occurrences += 1
+        self._moment = moment
         self.last_at = hit.when.at if hit.when and hit.when.at else self.last_at
         lines = self.logs.setdefault(hit.log, Lines(hit.line, hit.line))
         lines.last, lines.count = hit.line, lines.count + 1
@@ -112,6 +122,14 @@ class Draft:
         return notes
 
 
+def _moment(hit: Hit) -> tuple[str, float] | None:
+    """When a line was written, by the log's clock: a time, or seconds since boot (dmesg)."""
+    when = hit.when
+    if when is not None and when.at is not None:
+        return "at", when.at.timestamp()
+    return ("uptime", when.uptime) if when is not None and when.uptime is not None else None
+
+
 def _earlier(hit: Hit, than: Hit) -> bool:
     mine, theirs = (h.when.at if h.when else None for h in (hit, than))
     return mine is not None and (theirs is None or mine < theirs)
@@ -137,6 +155,16 @@ class DraftBook:
     def finish(self) -> None:
         for ready in self.aftermath.finish():
             self._draft(ready)
+
+    def take(self) -> list[Draft]:
+        """The drafts so far (lines that wait for a cause below them drafted too), and a fresh
+        start for the next ones, for a log that goes on (tooling watch, once per poll): the
+        failures already seen stay remembered, so that their aftermath in later lines is known."""
+        for ready in self.aftermath.flush():
+            self._draft(ready)
+        drafts = self.result()
+        self.drafts, self._places = {}, []
+        return drafts
 
     def _draft(self, hit: Hit) -> None:
         mode = hit.recognition.mode

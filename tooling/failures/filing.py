@@ -79,10 +79,10 @@ def summary(number: int, draft: Draft) -> list[str]:
     return out + [f"   | {line}" for line in draft.signatures]
 
 
-def incident_values(draft: Draft) -> dict[str, Any]:
+def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]:
     """Keyword arguments of :func:`tooling.scaffold.new.new_incident` for the draft; the caller
     adds run (or scope and cluster), severity and whatever its flags override."""
-    notes = [f"Drafted by tooling scan from {lines_text(draft)}."]
+    notes = [f"Drafted by {by} from {lines_text(draft)}."]
     if draft.all_codes:
         notes.append(f"Codes: {', '.join(draft.all_codes)}.")
     notes.append(f"Times: {'; '.join(draft.notes())}.")
@@ -96,6 +96,13 @@ def incident_values(draft: Draft) -> dict[str, Any]:
         "detected_at": stamp(draft),
         "extra": {"failure_mode": draft.mode.id, "notes": " ".join(notes), "links": links},
     }
+
+
+def values_for(draft: Draft, where: dict[str, Any], *, by: str = "tooling scan") -> dict[str, Any]:
+    """The draft's incident, placed ``where`` (``{"run": RUN, "extra": {}}``, or for a cluster
+    ``{"run": None, "extra": {"scope": "cluster", "cluster": NAME}}``), severity not judged."""
+    values = incident_values(draft, by=by)
+    return {**values, "run": where["run"], "severity": SEVERITY, "extra": {**values["extra"], **where["extra"]}}
 
 
 def file_all(incidents: list[dict[str, Any]], **common: Any) -> list[Path]:

@@ -58,7 +58,7 @@ class ScanResult:
 
 # Lines that carry a code a mode may own (Xid 48, [Errno 122], exit code 137) whatever their
 # words: recognise() decides from the code, and drops the line when no mode owns it.
-CARRIERS = (r"\bxid\b", r"errno", r"exit ?(code|status)|exitcode|exited with")
+CARRIERS = (r"\bxid\b", r"errno", r"exit ?(code|status)|exitcode|exit(s|ed) with")
 ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
 
 
@@ -94,12 +94,19 @@ def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> Sc
     stats = []
     for path in paths:
         with open_log(path) as stream:
-            stats.append(_Scanner(Chunks(stream, display(path), chunk), book, now).run())
+            stats.append(Scanner(Chunks(stream, display(path), chunk), book, now).run())
         book.finish()
     return ScanResult(book.result(), stats, book.consequences, book.dropped)
 
 
-class _Scanner:
+class Scanner:
+    """Reads one log from ``chunks`` into ``book``: :meth:`run` until ``chunks`` has no more.
+
+    tooling watch runs one per followed file again at every poll, with chunks that end where the
+    file ends for now (:class:`tooling.watch.tail.Tail`): :attr:`line`, :attr:`zone` and the time
+    lines inherit carry over, and :meth:`chunk_done` is where it looks for progress lines.
+    """
+
     def __init__(self, chunks: Chunks, book: DraftBook, now: datetime) -> None:
         self.chunks, self.book, self.now = chunks, book, now
         self.line = 1  # number of the line at the start of the buffer
@@ -115,11 +122,15 @@ class _Scanner:
                 head = bytes(chunks.buffer[:min(usable, 256 << 10)]).decode("utf-8", "replace")
                 self.zone = log_zone(head.split("\n", ZONE_SAMPLE)[:ZONE_SAMPLE], self.now)
             done = self._chunk(usable)
+            self.chunk_done(done)
             self.line += chunks.buffer.count(b"\n", 0, done)
             unfinished = chunks.buffer[done - 1] != ord("\n")
             self.last_time = self._search_time(done, self.line, 0)  # what the next chunk's lines inherit
             chunks.consume(done)
         return LogStats(chunks.name, self.line - 1 + unfinished, self.hits)
+
+    def chunk_done(self, done: int) -> None:
+        """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
 
     def _chunk(self, usable: int) -> int:
         """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes

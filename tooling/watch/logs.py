@@ -1,0 +1,153 @@
+"""One log followed by name, like ``tail -F``: rotated, truncated, removed and created again.
+
+At every poll, for the name:
+
+1. the file read last is checked: emptied or rewritten (copytruncate, ``: > log``), its lines not
+   yet read are taken from the copy beside it when there is one, and it is read from its start;
+2. older files (rotated away, see below) are read on, until each has been quiet for
+   :data:`~tooling.watch.tail.SETTLE` seconds and is read to its very end (a partial last line
+   included: nothing will complete it), then closed;
+3. the current file is read; when the name now holds another file, or none, the current file is
+   read to its end first and joins the older ones (a writer may still finish a line in it), and
+   the new file is read from its start at once;
+4. a name without a file is looked for again (a log that appears later).
+
+After a restart, each saved file is found again: under the name (same inode, same first bytes),
+renamed beside it (by inode), or as the copy copytruncate left (by its first bytes).
+"""
+from __future__ import annotations
+
+import os
+import stat
+from datetime import datetime
+from pathlib import Path
+
+from tooling.errors import UserError
+from tooling.failures.drafts import DraftBook
+from tooling.watch.files import Position, find_rotated
+from tooling.watch.tail import OpenFile
+
+BUDGET = 64 << 20  # bytes read per file and poll: a backlog is filed (and its offset saved) in steps
+MAX_OLDER = 4  # rotated files read on at once; more means rotation faster than anyone writes
+
+
+class FollowedLog:
+    def __init__(self, path: Path, *, saved: list[Position], lines: int) -> None:
+        self.path, self.name = path, str(path)
+        self.book = DraftBook()
+        self.current: OpenFile | None = None
+        self.older: list[OpenFile] = []
+        self.lines = lines  # read from this name, every file together
+        self.progress: tuple[int, str] | None = None  # the last progress line this poll read
+        self.notices: list[str] = []  # for the person running it: what may be lost, and why
+        self._saved: list[Position] | None = saved
+
+    def poll(self, *, now: datetime, budget: int = BUDGET) -> bool:
+        """Read what the name's files hold now; True when a budget ran out (more to read)."""
+        self.progress = None
+        if self._saved is not None:
+            self._resume(self._saved, now)
+            self._saved = None
+        if self.current is not None and self.current.truncated():
+            self._truncated(now)
+        more = any([self._read_older(old, now, budget) for old in list(self.older)])
+        if self.current is None:
+            self._open(now)
+        if self.current is not None:
+            more = self._read(self.current, now, budget) or more
+            if not more and self._moved():
+                self._retire()
+                self._open(now)
+                more = self.current is not None and self._read(self.current, now, budget)
+        return more
+
+    def positions(self) -> list[Position]:
+        return [f.position() for f in [*self.older, *([self.current] if self.current else [])]]
+
+    def close(self) -> None:
+        for file in [*self.older, *([self.current] if self.current else [])]:
+            file.close()
+
+    def _read(self, file: OpenFile, now: datetime, budget: int, *, final: bool = False) -> bool:
+        lines, more = file.read(now=now, budget=budget, final=final)
+        self.lines += lines
+        self.progress = file.scanner.progress or self.progress
+        return more
+
+    def _read_older(self, old: OpenFile, now: datetime, budget: int) -> bool:
+        more = self._read(old, now, budget)
+        if not more and (old.tail.final or old.quiet() or len(self.older) > MAX_OLDER):
+            more = self._read(old, now, budget, final=True)
+            if not more and old.drained():
+                old.close()
+                self.older.remove(old)
+        return more
+
+    def _moved(self) -> bool:
+        """Whether the name holds another file than the current one now, or none."""
+        assert self.current is not None
+        try:
+            info = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        return (info.st_dev, info.st_ino) != _identity(self.current.fd)
+
+    def _retire(self) -> None:
+        assert self.current is not None
+        self.older.append(self.current)
+        self.current = None
+
+    def _open(self, now: datetime, at: Position | None = None) -> None:
+        try:
+            if not stat.S_ISREG(os.stat(self.path).st_mode):
+                return
+            self.current = OpenFile(self.path, self.name, self.book, now, at)
+        except FileNotFoundError:
+            return
+        except PermissionError:
+            raise UserError(f"{self.name}: permission denied; expected a log this user may read") from None
+
+    def _truncated(self, now: datetime) -> None:
+        """Emptied or rewritten: what was not read yet is in the copy beside it, if anywhere."""
+        assert self.current is not None
+        was = Position(*_identity(self.current.fd), self.current.tail.offset, self.current.scanner.line,
+                       *self.current.known)
+        if not self._adopt(was, now, moved=False):
+            self._rewritten(was)
+        self.current.restart(now)
+
+    def _resume(self, saved: list[Position], now: datetime) -> None:
+        """Find each file the offset file names, and go on reading it where it was left."""
+        for position in saved:
+            try:
+                here = position.same_file(os.stat(self.path))
+            except FileNotFoundError:
+                here = False
+            if here and self.current is None:
+                self._open(now, position)
+                if self.current is None or not self.current.truncated():
+                    continue
+                self.current.close()
+                self.current = None
+                if not self._adopt(position, now, moved=False):
+                    self._rewritten(position)
+            elif not self._adopt(position, now, moved=True) and not self._adopt(position, now, moved=False):
+                self.notices.append(f"{self.name}: the file read up to line {position.line - 1} is no longer "
+                                    "there (removed or compressed); lines written to it after that were not read")
+
+    def _rewritten(self, position: Position) -> None:
+        self.notices.append(f"{self.name}: emptied or rewritten after line {position.line - 1}, and no copy of "
+                            "it beside it; reading it from its start")
+
+    def _adopt(self, position: Position, now: datetime, *, moved: bool) -> bool:
+        """Read on, among the older files, the file ``position`` was in, found beside the log
+        renamed (``moved``) or copied (copytruncate: the copy no longer grows)."""
+        found = find_rotated(self.path, position, moved=moved)
+        if found is not None:
+            self.older.append(OpenFile(found, self.name, self.book, now, position, final=not moved))
+        return found is not None
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino

@@ -1,0 +1,175 @@
+"""The poll loop of ``tooling watch``: read every log, file what was found, check for a stall, save.
+
+One poll reads each log from where the last stopped (at most a budget per file), files its
+failures (:mod:`tooling.watch.incidents`), raises a hang when progress stopped
+(:class:`tooling.watch.progress.Stall`), and only then saves the offsets: a watch stopped
+between two polls resumes exactly there. ``once`` polls until every log is read to its end now
+and returns; otherwise it polls every ``interval`` seconds until SIGTERM, SIGINT or SIGHUP, which
+end it after the poll at hand, offsets saved, with 128 + the signal's number (as ``tooling
+serve``). Time is the command's clock (``--now`` moves it), advancing with a monotonic clock.
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import FrameType
+from typing import Any, Callable, Iterator
+
+from tooling.errors import UserError
+from tooling.failures.filing import as_json, values_for
+from tooling.records.layout import path_of
+from tooling.records.load import load_file
+from tooling.records.model import parse_time
+from tooling.watch.incidents import Found, Outcome, file_found
+from tooling.watch.logs import FollowedLog
+from tooling.watch.progress import DEFAULT_STALL_MINUTES, Progress, hang_json, hang_values, minutes_text
+from tooling.watch.state import LogOffsets, WatchState, save
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+BY = "tooling watch"
+ENDED = ("finished", "failed")  # run states in which no progress is expected
+RULE_EVERY = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    minutes: float
+    source: str  # where the minutes came from, for the hang's notes
+    going: bool  # False: the run record says the run ended (no progress is expected)
+
+
+@dataclass(frozen=True)
+class StallRule:
+    """How long without progress is a hang: --stall-after, else the run record's
+    feed.stall_after_minutes, else 30 minutes. The run record is read again at most once a
+    minute, so that a changed threshold, an ended run or a recent heartbeat of the training loop
+    (feed.heartbeat_at: it reports progress its log may not show) counts."""
+    root: Path
+    run: str | None
+    flag: float | None
+
+    def read(self, now: datetime) -> Threshold:
+        data: dict[str, Any] = {}
+        if self.run is not None:
+            loaded = load_file(str(path_of(self.root, self.run, kinds=["run"])))
+            if loaded.findings:
+                raise UserError(f"the run record does not load: {loaded.findings[0].format()}")
+            data = loaded.data if isinstance(loaded.data, dict) else {}
+        feed = data.get("feed") if isinstance(data.get("feed"), dict) else {}
+        assert isinstance(feed, dict)
+        events = feed.get("events") if isinstance(feed.get("events"), list) and feed.get("events") else [{}]
+        going = data.get("state") not in ENDED and not (isinstance(events[-1], dict) and events[-1].get("kind") == "end")
+        if self.flag is not None:
+            minutes, source = self.flag, "--stall-after"
+        elif isinstance(feed.get("stall_after_minutes"), int):
+            minutes, source = feed["stall_after_minutes"], f"feed.stall_after_minutes of run {self.run}"
+        else:
+            minutes, source = DEFAULT_STALL_MINUTES, "the default"
+        beat = parse_time(str(feed.get("heartbeat_at"))) if feed.get("heartbeat_at") else None
+        recent = beat is not None and now - beat < timedelta(minutes=minutes)
+        return Threshold(minutes, source, going and not recent)
+
+
+class Watcher:
+    def __init__(self, *, root: Path, logs: list[Path], where: dict[str, Any], state: WatchState,
+                 rule: StallRule, clock: Callable[[], datetime], emit: Callable[[Outcome], None]) -> None:
+        self.root, self.where, self.state, self.rule, self.clock, self.emit = root, where, state, rule, clock, emit
+        self._threshold: tuple[datetime, Threshold] | None = None  # when read, what
+        self.logs = []
+        for path in logs:
+            saved = state.logs.get(str(path.absolute()), LogOffsets())
+            self.logs.append(FollowedLog(path, saved=saved.files, lines=saved.lines))
+
+    def poll(self) -> bool:
+        """One poll; True when some log has more to read right away."""
+        now = self.clock()
+        more, found = False, []
+        for log in self.logs:
+            more = log.poll(now=now) or more
+            found += [Found(values_for(d, self.where, by=BY), d.occurrences, as_json(d)) for d in log.book.take()]
+            if log.progress is not None:  # (to the second, as records say times: the stall's clock too)
+                self.state.stall.saw(Progress(now.replace(microsecond=0), log.name, *log.progress))
+        for outcome in file_found(found, root=self.root, now=now):
+            self.emit(outcome)
+        self._check_stall(now)
+        return more
+
+    def _check_stall(self, now: datetime) -> None:
+        stall = self.state.stall
+        if stall.last is None or stall.raised:
+            return
+        if self._threshold is None or abs(now - self._threshold[0]) >= RULE_EVERY:
+            self._threshold = (now, self.rule.read(now))
+        threshold = self._threshold[1]
+        if not threshold.going or not stall.due(now, threshold.minutes):
+            return
+        values = hang_values(stall.last, now=now, minutes=threshold.minutes, source=threshold.source,
+                             logs=[log.name for log in self.logs], where=self.where)
+        found = Found(values, 1, hang_json(stall.last, values, threshold.minutes))
+        for outcome in file_found([found], root=self.root, now=now):
+            self.emit(outcome)
+        stall.raised = True
+
+    def save(self, path: Path) -> None:
+        for log in self.logs:
+            self.state.logs[str(log.path.absolute())] = LogOffsets(log.positions(), log.lines)
+        save(path, self.state)
+
+    def notices(self) -> list[str]:
+        said = [n for log in self.logs for n in log.notices]
+        for log in self.logs:
+            log.notices.clear()
+        return said
+
+    def close(self) -> None:
+        for log in self.logs:
+            log.close()
+
+
+def loop(watcher: Watcher, state_path: Path, *, once: bool, interval: float,
+         notice: Callable[[str], None]) -> int:
+    """Poll until the logs are read (``once``) or a stop signal; 0, or 128 + the signal."""
+    with _stop_signals() as stopped:
+        try:
+            while True:
+                more = watcher.poll()
+                watcher.save(state_path)
+                for line in watcher.notices():
+                    notice(line)
+                if stopped.signum is not None:
+                    return 128 + stopped.signum
+                if once and not more:
+                    return 0
+                if not more:
+                    stopped.wait(interval)
+        finally:
+            watcher.close()
+
+
+class _Stopped(threading.Event):
+    signum: int | None = None
+
+
+@contextmanager
+def _stop_signals() -> Iterator[_Stopped]:
+    """A stop signal ends the loop after the poll at hand, not in the middle of a write."""
+    stopped = _Stopped()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stopped.signum = stopped.signum or signum
+        stopped.set()
+
+    previous = {signum: signal.signal(signum, handle) for signum in STOP_SIGNALS}
+    try:
+        yield stopped
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def stall_text(threshold: Threshold) -> str:
+    return f"a hang after {minutes_text(threshold.minutes)} without progress ({threshold.source})"
