@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from support import CORPUS, PROJECT
-from tooling.failures.catalogue import FLAGS, _text, catalogue, check
+from tooling.failures.catalogue import FLAGS, Catalogue, FailureMode, _text, catalogue, check
 from tooling.failures.codes import codes
 from tooling.failures.engine import Matcher
 from tooling.failures.recognise import recognise, suggest
@@ -71,6 +71,32 @@ def test_catalogue_loads_and_passes_its_own_checks() -> None:
     assert check(entries) == []
     assert len(MODES) == len(entries) >= 40
     assert len(set(IDS)) == len(IDS)
+
+
+def test_a_refinement_names_a_mode_that_comes_after_it() -> None:
+    entries = yaml.safe_load(_text("failure_modes.yaml"))
+    first, second = entries[0], entries[1]
+    first["refines"] = "gpu.no-such-mode"
+    second["refines"] = first["id"]
+    assert check(entries) == ["gpu.fell-off-bus: refines 'gpu.no-such-mode', which is not in the catalogue",
+                              "gpu.sram-ecc: refines 'gpu.fell-off-bus', which must come after it "
+                              "(specific before general)"]
+
+
+def test_a_refinement_of_a_refinement_narrows_the_coarsest() -> None:
+    def mode(mode_id: str, refines: str | None = None) -> FailureMode:
+        return FailureMode(mode_id, "t" * 5, "host", "crash", "s" * 10, "runbook-first", "playbook/x.md",
+                           refines=refines)
+
+    flap, fabric, remote, other = (mode("a.flap", "a.fabric"), mode("a.fabric", "a.remote"), mode("a.remote"),
+                                   mode("a.other"))
+    modes = Catalogue((flap, fabric, remote, other))
+    assert (modes.narrows(flap, remote), modes.narrows(remote, flap), modes.narrows(other, remote)) == \
+        (True, False, False)
+    assert modes.narrowest(remote, [other, fabric, flap]) is flap
+    assert modes.narrowest(remote, [other]) is remote
+    assert modes.refined == {"a.fabric", "a.remote"}
+    assert catalogue().get("network.link-flap").refines == "nccl.remote-error"
 
 
 def test_every_llama3_interruption_category_is_some_modes_category() -> None:
@@ -250,6 +276,8 @@ def test_a_death_by_signal_is_the_same_exit_status_everywhere() -> None:
     assert codes("srun: error: task 0: Exited with exit code 137").exit == (137,)
     assert codes("  exitcode  : -11 (pid: 6421)").exit == (139,)
     assert codes("  traceback : Signal 9 (SIGKILL) received by PID 14750").signal == (9,)
+    assert codes("[launch.py:324:sigkill_handler] ['/usr/bin/python', 'train.py'] exits with return code = -9").exit \
+        == (137,)
     assert recognise("failed (exitcode: -9) local_rank: 3").mode.id == recognise("exit code 137").mode.id \
         == "host.oom-killed"
 

@@ -62,7 +62,7 @@ def test_csv_logbook_every_row_becomes_a_valid_record_and_the_report_names_each_
     result = _import(history, *LOGBOOK)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (IMPORT / "ops-logbook.report.txt").read_text()
-    assert result.stderr == SUMMARY.format(done="24 created (INC-0001..INC-0024)", before=0, guesses=104, unmapped=4)
+    assert result.stderr == SUMMARY.format(done="24 created (INC-0001..INC-0024)", before=0, guesses=105, unmapped=4)
     # the cases, one line each: partial dates, their layer names, unknown layers,
     # paraphrase-only rows, a pasted Xid line, 'happened 5 times', a resolved row without a date
     for line in (
@@ -107,7 +107,7 @@ def test_dry_run_prints_the_same_report_and_writes_nothing(history: Path) -> Non
                 if "[created]" not in ln]
     assert result.stdout == "".join(expected)
     assert result.stderr == SUMMARY.format(done="24 would be created (dry run: nothing was written)", before=0,
-                                           guesses=104, unmapped=4)
+                                           guesses=105, unmapped=4)
     assert snapshot(history) == before
 
 
@@ -124,6 +124,19 @@ def test_a_rerun_imports_nothing_new_and_says_which_record_each_row_became(histo
     assert sum("imported before as" in ln for ln in lines) == 24 and not any("[created]" in ln for ln in lines)
     assert again.stderr == SUMMARY.format(done="0 created", before=24, guesses=0, unmapped=0)
     assert snapshot(history) == before
+
+
+def test_a_particular_failure_the_text_names_narrows_the_one_its_log_line_shows(history: Path) -> None:
+    row = {"description": "NCCL broke mid-run: the IB link on node7 flapped", "detected_at": "2024-05",
+           "cluster": "c1", "signatures": ["ncclRemoteError: A call failed possibly due to a network error or a "
+                                           "remote process exiting prematurely."]}
+    (history / "flap.jsonl").write_text(json.dumps(row) + "\n")
+    result = _import(history, "flap.jsonl", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        "flap.jsonl:1: [guess] failure_mode: network.link-flap (the particular failure of nccl.remote-error the text "
+        "names)",
+        "flap.jsonl:1: [guess] symptom: slowdown (the symptom of failure mode network.link-flap)"]
 
 
 def test_a_jsonl_history_imports_with_columns_named_like_fields(history: Path) -> None:

@@ -228,6 +228,15 @@ def test_other_log_formats(name: str) -> None:
     assert scan_json(name, cwd=LOGS) == expected
 
 
+def test_deepspeeds_launcher_reporting_a_killed_rank_is_the_host_oom(tmp_path: Path) -> None:
+    # the launcher's own words for a rank the kernel killed: "exits with return code = -9" is exit 137
+    killed = ("[2023-04-07 13:09:33,202] [ERROR] [launch.py:324:sigkill_handler] ['/usr/bin/python', '-u', "
+              "'train.py'] exits with return code = -9")
+    (tmp_path / "ds.log").write_text("iteration 10 | loss 2.31\n" + killed + "\n")
+    (draft,) = scan_json("ds.log", cwd=tmp_path)
+    assert (draft["failure_mode"], draft["codes"], draft["signatures"]) == ("host.oom-killed", ["exit 137"], [killed])
+
+
 LINE_CONTEXTS = [
     # line, its time (ISO, or None), host, rank
     ("2026-11-02T03:14:00.123+09:00 node042 kernel: NVRM: Xid 79", "2026-11-02T03:14:00.123000+09:00", "node042", None),

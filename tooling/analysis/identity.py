@@ -7,7 +7,11 @@ cause, a description that names one cause, and only then consequences and catch-
 The key is that mode with the codes that tell its failures apart (``distinguish``): nothing
 for a GPU that fell off the bus (every one is the same failure), the exception for a software
 bug, the log line's own words and codes for a mode that names a symptom whose causes differ (a
-divergence, a watchdog timeout). Without a mode, the key is the words and codes of the first
+divergence, a watchdog timeout). A line that says no more than its mode ("died with
+<Signals.SIGSEGV: 11>", a launcher's "failed (exitcode: -11)") tells no failure apart; then, and
+for a consequence whose line reads the same whatever the cause, the phase of the run it struck
+(saving a checkpoint, evaluating: :mod:`tooling.failures.phases`) does, if the incident names
+one. Without a mode, the key is the words and codes of the first
 error line, without the noise that varies between occurrences (numbers, hosts, paths, ranks,
 times), its log prefix and its exception class, so ``AssertionError: x y z`` meets ``x y z``.
 Neither layer nor symptom is part of a key, so an incident filed with layer ``unknown`` meets
@@ -15,19 +19,24 @@ the same failure once diagnosed, and an incident with two signatures has still o
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tooling.analysis.incidents import IncidentView, where_of
-from tooling.failures.catalogue import FailureMode
-from tooling.failures.evidence import primary
+from tooling.analysis.similarity import STOP_WORDS
+from tooling.failures.catalogue import FailureMode, catalogue
 from tooling.failures.codes import line_words, shown_identifying
-from tooling.failures.recognise import Recognition
+from tooling.failures.evidence import primary
+from tooling.failures.phases import phase_of
+from tooling.failures.recognise import CODE_LABELS, Recognition
 from tooling.failures.signatures import is_progress, looks_like_an_error
 from tooling.records.load import no_collection
 
 MIN_TOKENS = 3  # fewer informative tokens ("error", "failed") are too weak to group by
 MAX_TOKENS = 10
+MIN_OWN_TOKENS = 2  # words beyond what the mode itself says: fewer name no particular failure
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,9 @@ def identify_data(data: dict[str, Any]) -> Identity:
     mode, lines, recognised = found.mode, found.lines, found.recognised
     kept = tuple(recognised)  # their codes are read only for explanations
     if mode is not None and not mode.generic:
-        key = _mode_key(mode, found.line, [*recognised, *found.said], where_of(data))
+        via = next((r.via for s, r in zip(lines, recognised) if s == found.line and r.mode is mode), "") \
+            if found.line is not None and "message" in mode.distinguish else ""
+        key = _mode_key(mode, found.line, via, [*recognised, *found.said], data)
         if key is not None:
             return Identity(key, mode, kept, f"failure mode {mode.id}")
     # a line a mode explains is not a fingerprint of anything else (a watchdog line reads the
@@ -86,12 +97,15 @@ def identify_data(data: dict[str, Any]) -> Identity:
     return Identity(None, mode, kept)
 
 
-def _mode_key(mode: FailureMode, line: str | None, recognised: list[Recognition],
-              scope: str) -> tuple[str, ...] | None:
+def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Recognition],
+              data: dict[str, Any]) -> tuple[str, ...] | None:
     """The mode with its distinguishing codes; None when a needed one is missing.
 
     The codes named in ``distinguish`` come first; ``message`` (the line's own words) only
-    when none of them is there: a code says more than the words around it.
+    when none of them is there: a code says more than the words around it. Where the line
+    cannot tell which failure of the mode it was, or the mode is a consequence whose line reads
+    the same whatever the cause, the phase of the run it struck tells (see
+    :mod:`tooling.failures.phases`).
     """
     extra: list[str] = []
     for kind in (k for k in mode.distinguish if k != "message"):
@@ -102,9 +116,33 @@ def _mode_key(mode: FailureMode, line: str | None, recognised: list[Recognition]
             return None  # two bugs are the same only when their exceptions say so
     if "message" in mode.distinguish and not extra:
         words = fingerprint(line) if line and not is_progress(line) else ""
-        if len(words.split()) < MIN_TOKENS:
-            return None  # a symptom without the line that tells its cause: nothing to group by
-        extra.append(f"message={words}")
+        told = len(words.split()) >= MIN_TOKENS and _tells_apart(mode, words, via)
+        when = phase_of(data, mode) if mode.downstream or not told else None
+        if when is None and not told:
+            return None  # a symptom without the line or the phase that tells its cause: nothing to group by
+        extra.append(f"phase={when}" if when else f"message={words}")
         if mode.downstream:  # a consequence reads the same whatever the cause: the same run at least
-            extra.append(f"scope={scope}")
+            extra.append(f"scope={where_of(data)}")
     return ("mode", mode.id, *extra)
+
+
+@lru_cache(maxsize=None)
+def _own_words(mode_id: str) -> frozenset[str]:
+    """The words the catalogue describes a mode with: a line of the mode says them by being one
+    (cached by id: hashing a mode hashes every field of it)."""
+    mode = catalogue().by_id[mode_id]  # type: ignore[attr-defined]
+    return frozenset(re.findall(r"[a-z][a-z0-9_]*", f"{mode.title} {mode.summary}".lower()))
+
+
+def _tells_apart(mode: FailureMode, words: str, via: str) -> bool:
+    """Whether a line (its :func:`fingerprint`) says more than its mode: "died with
+    <Signals.SIGSEGV: 11>" is any segfault at all (a rank "died on SIGSEGV"), so two such lines
+    are two undiagnosed crashes, not one failure seen twice; "NCCL WARN Cuda failure 'out of
+    memory'" names which CUDA failure. A line whose code alone named the mode ("failed
+    (exitcode: -11) local_rank: 3") is a launcher reporting that code: its other words are the
+    launcher's, the same for every failure."""
+    if via.split(" ", 1)[0] in CODE_LABELS:
+        return False
+    own = _own_words(mode.id)
+    rest = [w for w in words.split() if w not in STOP_WORDS and w not in own]
+    return len(rest) >= MIN_OWN_TOKENS

@@ -1,5 +1,8 @@
 """Likely repeats by text: tf-idf over title, symptom, layer, root cause and signatures.
 
+Terms are English words and, for Korean text, syllable bigrams of each Hangul word (see
+:mod:`tooling.failures.hangul`): a particle attached to a noun does not hide it.
+
 Only a suggestion: a person confirms it with ``repeat_of`` or rejects it with
 ``not_repeat_of``. Candidates come from an inverted index over informative terms, so one
 incident is compared with the few that share words with it, never with all of them.
@@ -11,12 +14,13 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from tooling.failures.hangul import hangul_terms
 from tooling.analysis.incidents import IncidentView
 from tooling.failures.signatures import normalise
 
 THRESHOLD = 0.3
 _WORD = re.compile(r"[a-z][a-z0-9_]+|xid \d+|errno \d+")
-_STOP = frozenset("the a an and or of on in at to for with from by was were is are be been after "
+STOP_WORDS = frozenset("the a an and or of on in at to for with from by was were is are be been after "
                   "before during while into than then this that it its as all not no".split())
 
 
@@ -24,7 +28,8 @@ def terms(view: IncidentView) -> Counter[str]:
     data = view.data
     text = " ".join([data["title"], data.get("root_cause", ""),
                      *(normalise(s) for s in data.get("signatures", []))]).lower()
-    words = Counter(w for w in _WORD.findall(text) if w not in _STOP)
+    words = Counter(w for w in _WORD.findall(text) if w not in STOP_WORDS)
+    words.update(hangul_terms(text))
     words.update({f"symptom={data['symptom']}": 2, f"layer={data['layer']}": 1})
     return words
 

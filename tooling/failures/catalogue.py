@@ -32,6 +32,7 @@ class FailureMode:
     distinguish: tuple[str, ...] = ()
     generic: bool = False
     downstream: bool = False
+    refines: str | None = None  # the coarser mode this one is a particular failure of
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Catalogue:
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_id", {m.id: m for m in self.modes})
         object.__setattr__(self, "_ranks", {m.id: n for n, m in enumerate(self.modes)})
+        object.__setattr__(self, "_refined", frozenset(m.refines for m in self.modes if m.refines))
 
     def get(self, mode_id: str) -> FailureMode | None:
         return self.by_id.get(mode_id)  # type: ignore[attr-defined]
@@ -51,6 +53,27 @@ class Catalogue:
     def rank(self, mode: FailureMode) -> int:
         """Its place in the catalogue: earlier entries are more specific and win ties."""
         return self._ranks[mode.id]  # type: ignore[attr-defined]
+
+    def narrows(self, mode: FailureMode, coarser: FailureMode) -> bool:
+        """Whether ``mode`` is a particular failure of ``coarser`` (``refines``, at any depth)."""
+        parent = mode.refines
+        while parent is not None:
+            if parent == coarser.id:
+                return True
+            parent = self.by_id[parent].refines  # type: ignore[attr-defined]
+        return False
+
+    def narrowest(self, mode: FailureMode, candidates: list[FailureMode]) -> FailureMode:
+        """The most particular of ``candidates`` that narrows ``mode``; ``mode`` if none does."""
+        for candidate in candidates:
+            if self.narrows(candidate, mode):
+                mode = candidate
+        return mode
+
+    @property
+    def refined(self) -> frozenset[str]:
+        """Ids of the modes some other mode narrows: only they need a look for a narrower one."""
+        return self._refined  # type: ignore[attr-defined]
 
 
 class CatalogueError(ValueError):
@@ -76,6 +99,7 @@ def check(entries: Any) -> list[str]:
         seen[entry["id"]] = entry["id"]
         if entry["automation"] not in automations:
             problems.append(f"{entry['id']}: automation {entry['automation']!r} is not in automations.yaml")
+        problems += _refinement(entry, seen, entries)
         for pattern in [*entry.get("recognisers", []), *entry.get("keywords", [])]:
             try:
                 re.compile(pattern, FLAGS)
@@ -89,6 +113,18 @@ def check(entries: Any) -> list[str]:
                     problems.append(f"{entry['id']}: {kind} {code} already belongs to {owners[code]}")
                 owners[code] = entry["id"]
     return problems
+
+
+def _refinement(entry: dict[str, Any], before: dict[str, str], entries: list[dict[str, Any]]) -> list[str]:
+    """A mode refines one that exists and comes after it (specific before general, so no cycle)."""
+    parent = entry.get("refines")
+    if parent is None:
+        return []
+    if parent not in {e["id"] for e in entries}:
+        return [f"{entry['id']}: refines {parent!r}, which is not in the catalogue"]
+    if parent in before:
+        return [f"{entry['id']}: refines {parent!r}, which must come after it (specific before general)"]
+    return []
 
 
 def _mode(entry: dict[str, Any]) -> FailureMode:

@@ -24,8 +24,12 @@ _XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b", re.IGNOR
 # errno names (ENOSPC) are upper case: matching them case-sensitively skips every word that
 # merely starts with an "e" ("error", "eval"), which was most of this pattern's cost
 _ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|(?-i:\b(E[A-Z]{2,12})\b)", re.IGNORECASE)
+ERRNO_NAME = re.compile(r"\bE[A-Z]{2}")  # where an errno name (ENOSPC) may be: most prose has none
+# DeepSpeed's launcher: "... exits with return code = -9"; a person: "the job exited with error 137"
 _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitcode\s*[:=]?\s*(-?[0-9]{1,3})\b"
-                   r"|\bExitCode=([0-9]{1,3})\b|\bexited with (?:exit )?code\s*(-?[0-9]{1,3})\b", re.IGNORECASE)
+                   r"|\bExitCode=([0-9]{1,3})\b"
+                   r"|\bexit(?:s|ed)? with (?:exit |return )?(?:code|status|error)\s*[:=]?\s*(-?[0-9]{1,3})\b",
+                   re.IGNORECASE)
 _SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
 _CUDA = re.compile(r"\b(cudaError[A-Za-z]+|CU(?:BLAS|DNN|FFT|SPARSE|SOLVER)_STATUS_[A-Z_]+|CUDA_ERROR_[A-Z_]+)\b"
                    r"|CUDA error:\s*([a-z][a-z ,-]{3,80}?)(?:\s*$|\s*\(|\.|\n|;|CUDA kernel)", re.IGNORECASE)
@@ -96,7 +100,7 @@ def _unique(values: list) -> tuple:  # type: ignore[type-arg]
     return tuple(dict.fromkeys(v for v in values if v is not None and v != ""))
 
 
-def _errnos(text: str) -> list[int]:
+def _errnos(text: str, *, messages: bool = True) -> list[int]:
     found = []
     for match in _ERRNO.finditer(text):
         number = match.group(1) or match.group(2)
@@ -105,7 +109,8 @@ def _errnos(text: str) -> list[int]:
             found.append(int(number))
         elif name and name.upper() in _BY_NAME and name.isupper():
             found.append(_BY_NAME[name.upper()])
-    found += [_BY_MESSAGE[_MESSAGE_LIST[i]] for i in _messages().matching(text)]
+    if messages:
+        found += [_BY_MESSAGE[_MESSAGE_LIST[i]] for i in _messages().matching(text)]
     return found
 
 
@@ -162,12 +167,14 @@ def _when(marks: tuple[str, ...], lower: str, extract: Callable[[], list]) -> tu
     return _unique(extract()) if any(m in lower for m in marks) else ()
 
 
-def identifying(text: str) -> dict[str, tuple[int, ...]]:
+def identifying(text: str, *, messages: bool = True) -> dict[str, tuple[int, ...]]:
     """Only the codes that name a failure mode by themselves (Xid, errno, exit status): what
-    recognising a line needs, at a fraction of the cost of :func:`codes`."""
+    recognising a line needs, at a fraction of the cost of :func:`codes`. Without ``messages``,
+    only codes written as codes (``[Errno 28]``, ``ENOSPC``), not an errno's message."""
     lower = text.lower()
     return {"xid": _when(("xid",), lower, lambda: [int(m.group(1)) for m in _XID.finditer(text)]),
-            "errno": _unique(_errnos(text)),
+            "errno": _unique(_errnos(text, messages=messages))
+            if messages or "errno" in lower or ERRNO_NAME.search(text) else (),
             "exit": _when(("exit",), lower, lambda: _exits(text))}
 
 

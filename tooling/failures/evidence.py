@@ -4,8 +4,10 @@ In this order: its ``failure_mode``; the first of its verbatim signatures (in th
 progress lines last) recognised as a specific mode that is a cause, not a consequence; a mode
 its description names unambiguously (one cause only, or else one consequence only); and only
 then its ``failure_mode`` or signatures when they name a consequence (a collective timeout after
-a rank died) or a catch-all. Repeat grouping (:mod:`tooling.analysis.identity`) and validate's
-suggestions (:mod:`tooling.records.modes`) both start here.
+a rank died) or a catch-all. A mode chosen so gives way to a particular failure of it
+(``refines``) that another signature or the description names: "ncclRemoteError" with a link
+that flapped is the flapping link. Repeat grouping (:mod:`tooling.analysis.identity`) and
+validate's suggestions (:mod:`tooling.records.modes`) both start here.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooling.failures.catalogue import FailureMode, catalogue
-from tooling.failures.recognise import Recognition, recognise, suggest
+from tooling.failures.recognise import Recognition, coded, recognise, suggest_counted
 from tooling.failures.signatures import is_boilerplate, is_progress
 
 
@@ -25,6 +27,8 @@ class Evidence:
     line: str | None = None  # the signature that shows it, if one does
     source: str = ""  # "failure_mode", "signatures", "description" or ""
     said: list[Recognition] = field(default_factory=list)  # codes quoted in the description, if it decided
+    among: int = 0  # how many failure modes the description named, if it decided
+    narrowed: str = ""  # the coarser mode this one is a particular failure of, if evidence narrowed it
 
 
 def primary(data: dict[str, Any]) -> Evidence:
@@ -35,15 +39,16 @@ def primary(data: dict[str, Any]) -> Evidence:
                    key=lambda pair: is_progress(pair[1]))
     causes = [(m, line) for m, line in shown if not (m.downstream or m.generic)]
     if explicit is not None and not (explicit.downstream or explicit.generic):
-        return _chosen(found, explicit, shown, "failure_mode")
+        return _narrowed(_chosen(found, explicit, shown, "failure_mode"), shown, data)
     if causes:
         found.mode, found.line, found.source = causes[0][0], causes[0][1], "signatures"
-        return found
-    described, said = described_mode(data)
+        return _narrowed(found, shown, data)
+    alone = not (shown or explicit)
+    described, said, among = described_mode(data, alone=alone)
     # a description names the failure unless it needs codes to tell its failures apart, does not
     # quote them, and a signature or the failure_mode still says something
-    if described is not None and (told_apart(described, said) or not (shown or explicit)):
-        found.mode, found.source, found.said = described, "description", [said]
+    if described is not None and (told_apart(described, said) or alone):
+        found.mode, found.source, found.said, found.among = described, "description", [said], among
         return found
     if explicit is not None:
         return _chosen(found, explicit, shown, "failure_mode")
@@ -58,18 +63,65 @@ def _chosen(found: Evidence, mode: FailureMode, shown: list[tuple[FailureMode, s
     return found
 
 
-def described_mode(data: dict[str, Any]) -> tuple[FailureMode | None, Recognition]:
-    """The one failure mode the description names, when it names exactly one cause, and the
-    codes the description quotes ("unhandled system error", "completion error 12")."""
-    # the notes are left out: they weigh hypotheses ("IOMMU settings did not help")
-    text = " ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
-                     str(data.get("root_cause", ""))])
+def _narrowed(found: Evidence, shown: list[tuple[FailureMode, str]], data: dict[str, Any]) -> Evidence:
+    """The chosen mode, or the particular failure of it that a signature or else the description
+    names. The description is read only for a mode something refines: most modes are final."""
+    modes = catalogue()
+    if found.mode is None or found.mode.id not in modes.refined:
+        return found
+    coarse = found.mode
+    narrower = modes.narrowest(coarse, [m for m, _ in shown])
+    if narrower is not coarse:
+        found.narrowed = coarse.id
+        return _chosen(found, narrower, shown, "signatures")
+    narrower = modes.narrowest(coarse, named_modes(_description(data)))
+    if narrower is not coarse:
+        found.mode, found.line, found.source, found.narrowed = narrower, None, "description", coarse.id
+    return found
+
+
+def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[FailureMode | None, Recognition, int]:
+    """The one failure mode the description names, when it names one cause, the codes the
+    description quotes ("unhandled system error", "completion error 12") and how many modes it
+    named. When the description is ``alone`` (no signature or ``failure_mode`` says anything),
+    one of several causes it names by more of its keywords than any other is still the best
+    reading of it."""
+    text = _description(data)
     said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
-    named = [m for m in suggest(text) if not m.generic]
-    causes = [m for m in named if not m.downstream]  # "nodes went down with ECC errors": ECC is the failure
-    chosen = (causes[0] if len(causes) == 1 else None) if causes else (named[0] if len(named) == 1 else None)
-    # "a spike that never recovered; diverged" names two modes: ambiguous, so neither
-    return chosen, said
+    named = _named(text)
+    # "nodes went down with ECC errors": ECC is the failure, the nodes going down its consequence
+    causes = [(m, n) for m, n in named if not m.downstream] or named
+    if len(causes) == 1 or (alone and causes):
+        ranked = sorted(causes, key=lambda pair: -pair[1])
+        # "a spike that never recovered; diverged" names two modes as much: ambiguous, so neither
+        if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
+            return ranked[0][0], said, len(causes)
+    return None, said, len(causes)
+
+
+def _description(data: dict[str, Any]) -> str:
+    # the notes are left out: they weigh hypotheses ("IOMMU settings did not help")
+    return " ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
+                    str(data.get("root_cause", ""))])
+
+
+def named_modes(text: str) -> list[FailureMode]:
+    """The specific modes a description names, by their keywords or by a code it quotes ("killed,
+    exit code 137"), without those a more particular named one refines ("a flapping IB link
+    broke NCCL's connections" is the flapping link, not any network error)."""
+    return [mode for mode, _ in _named(text)]
+
+
+def _named(text: str) -> list[tuple[FailureMode, int]]:
+    """:func:`named_modes`, in catalogue order, each with how many keywords and codes name it."""
+    modes = catalogue()
+    named: dict[str, list] = {m.id: [m, n] for m, n in suggest_counted(text) if not m.generic}  # type: ignore[type-arg]
+    for mode in coded(text):
+        named.setdefault(mode.id, [mode, 0])[1] += 1
+    pairs = sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0]))
+    if not modes.refined.intersection(named):
+        return pairs
+    return [(m, n) for m, n in pairs if not any(modes.narrows(o, m) for o, _ in pairs)]
 
 
 def told_apart(mode: FailureMode, said: Recognition) -> bool:

@@ -12,8 +12,13 @@ from functools import lru_cache
 from typing import Iterable
 
 from tooling.failures.catalogue import Catalogue, FailureMode, catalogue
-from tooling.failures.codes import Codes, codes, identifying
+from tooling.failures.codes import ERRNO_NAME, Codes, codes, identifying
 from tooling.failures.engine import Matcher
+from tooling.failures.hangul import nfc
+
+
+# what a recognition's ``via`` starts with when a code, not the line's words, named its mode
+CODE_LABELS = {"Xid": "xid", "errno": "errno", "exit": "exit"}
 
 
 class Recognition:
@@ -71,12 +76,7 @@ class Recogniser:
 
     def line(self, text: str) -> Recognition:
         found = identifying(text)
-        fits: dict[str, tuple[FailureMode, str]] = {}
-        for kind, label in (("xid", "Xid"), ("errno", "errno"), ("exit", "exit")):
-            for code in found[kind]:
-                mode = self.by_code.get((kind, code))
-                if mode is not None:
-                    fits.setdefault(mode.id, (mode, f"{label} {code}"))
+        fits = self.coded(found)
         for index in self.lines.matching(text):
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
@@ -85,10 +85,29 @@ class Recogniser:
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))
         return Recognition(mode, via=via, text=text, identified=found)
 
+    def coded(self, found: dict[str, tuple[int, ...]]) -> dict[str, tuple[FailureMode, str]]:
+        """Mode id -> (mode, "Xid 79") for each code of ``found`` (see ``identifying``) a mode owns."""
+        fits: dict[str, tuple[FailureMode, str]] = {}
+        for label, kind in CODE_LABELS.items():
+            for code in found[kind]:
+                mode = self.by_code.get((kind, code))
+                if mode is not None:
+                    fits.setdefault(mode.id, (mode, f"{label} {code}"))
+        return fits
+
     def suggest(self, text: str) -> list[FailureMode]:
-        """Modes whose keywords appear in a description, specific ones first."""
-        modes = {self.words[i][0].id: self.words[i][0] for i in self.keywords.matching(text)}
-        return sorted(modes.values(), key=lambda m: (m.generic, self.catalogue.rank(m)))
+        """Modes whose keywords appear in a description, specific ones first (Korean keywords
+        are composed syllables: a description typed decomposed is composed before matching)."""
+        return [mode for mode, _ in self.suggest_counted(text)]
+
+    def suggest_counted(self, text: str) -> list[tuple[FailureMode, int]]:
+        """:meth:`suggest`, each mode with how many of its keywords the description uses."""
+        modes: dict[str, list] = {}  # type: ignore[type-arg]
+        for index in self.keywords.matching(nfc(text)):
+            mode = self.words[index][0]
+            modes.setdefault(mode.id, [mode, 0])[1] += 1
+        ranked = sorted(modes.values(), key=lambda pair: (pair[0].generic, self.catalogue.rank(pair[0])))
+        return [(mode, count) for mode, count in ranked]
 
 
 @lru_cache(maxsize=1)
@@ -131,3 +150,21 @@ def choose(found: list[Recognition]) -> Recognition:
 
 def suggest(text: str) -> list[FailureMode]:
     return recogniser().suggest(text)
+
+
+def suggest_counted(text: str) -> list[tuple[FailureMode, int]]:
+    return recogniser().suggest_counted(text)
+
+
+_CODE_MARKERS = ("xid", "errno", "exit")  # a code identifying() reads without its message follows one
+
+
+def coded(text: str) -> list[FailureMode]:
+    """The modes that own a code a text quotes ("exited with code 137", "Xid 79 again"): a code
+    names its mode wherever it is written, a description too. An errno's message in prose ("no
+    space left") is a paraphrase: the keywords of its mode already read it."""
+    lower = text.lower()
+    if not (any(m in lower for m in _CODE_MARKERS) or ERRNO_NAME.search(text)):
+        return []  # most prose quotes no code: spare it the extraction
+    return [mode for mode, _ in recogniser().coded(identifying(text, messages=False)).values()]
+

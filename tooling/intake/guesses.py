@@ -70,8 +70,11 @@ def failure_mode(g: Guessing) -> None:
         g.decisive = True
         via = next((r.via for r in found.recognised if r.mode is mode), "")
         g.fill("failure_mode", mode.id, f"recognised from the log line {(found.line or '')[:60]!r} by {via}")
-    elif found.source == "description":  # several named: none is picked, a person decides
-        g.fill("failure_mode", mode.id, "the only failure mode the text suggests")
+    elif found.source == "description" and found.narrowed:
+        g.fill("failure_mode", mode.id, f"the particular failure of {found.narrowed} the text names")
+    elif found.source == "description":  # several named as much: none is picked, a person decides
+        g.fill("failure_mode", mode.id, "the only failure mode the text suggests" if found.among == 1 else
+               f"the failure mode the text suggests most, of {found.among}")
 
 
 def symptom(g: Guessing) -> None:

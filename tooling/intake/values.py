@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooling.failures.catalogue import catalogue
+from tooling.failures.hangul import nfc
 from tooling.intake import fields
 from tooling.intake.dates import DateRules, read_date
 from tooling.records.characters import first_bad
@@ -36,8 +37,9 @@ class Context:
 
 
 def key(text: str) -> str:
-    """A value compared with the keys of a value map: case and spacing do not matter."""
-    return " ".join(text.casefold().split())
+    """A value compared with the keys of a value map: case, spacing and the Unicode form do not
+    matter (a Korean logbook's '심각' matches the mapping's whether typed composed or not)."""
+    return " ".join(nfc(text).casefold().split())
 
 
 def squash(text: str) -> str:
