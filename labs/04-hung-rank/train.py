@@ -11,10 +11,18 @@ Run (from the repository root, with the project's environment: . .venv/bin/activ
 whose stack is not the majority's. Without it: `py-spy dump --pid PID` for each PID from
 `pgrep -P <torchrun pid>` and compare by eye. The hang ends when the collective timeout
 (HANG_TIMEOUT seconds, 60 by default; gloo's own default is 30 minutes) fires.
-Self-check: python labs/04-hung-rank/check.py
+
+With --watchdog each rank beats a heartbeat every step, and the hang watchdog does the above by
+itself, then ends the job with exit 75:
+
+    HANG_TIMEOUT=600 tooling watchdog --run demo-7b --timeout 20 -- \
+        torchrun --standalone --nproc_per_node=4 labs/04-hung-rank/train.py --watchdog
+
+Self-check: python labs/04-hung-rank/check.py (and --watchdog for the watchdog's variant)
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -24,13 +32,14 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from tooling.resilience.ranks import shutdown
+from tooling.resilience.ranks import any_rank, shutdown
+from tooling.resilience.watchdog import Watchdog
 
 HANG_RANK = int(os.environ.get("HANG_RANK", "2"))
 HANG_STEP = int(os.environ.get("HANG_STEP", "20"))
 HANG_TIMEOUT = float(os.environ.get("HANG_TIMEOUT", "60"))
 PROGRESS = os.environ.get("HANG_PROGRESS")  # a folder where each rank notes its last step
-STEPS = 10_000
+STEPS = int(os.environ.get("HANG_STEPS", "10000"))  # HANG_RANK=-1 with few steps: a healthy run
 
 
 def stall_in_data_loading(seconds: float) -> None:
@@ -55,17 +64,26 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, step: i
     optimizer.step()
 
 
-def main() -> int:
-    dist.init_process_group("gloo", timeout=timedelta(seconds=HANG_TIMEOUT))
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    for step in range(STEPS):
-        if PROGRESS:
-            Path(PROGRESS, f"rank{rank}").write_text(str(step))
-        train_step(model, optimizer, step, rank, world)
-    shutdown(*(p.grad for p in model.parameters() if p.grad is not None))  # once gloo has let go of them
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Lab 4: four ranks, one of which hangs")
+    parser.add_argument("--watchdog", action="store_true", help="beat the hang watchdog (run under tooling watchdog)")
+    args = parser.parse_args(argv)
+    # before init_process_group: a rank stuck in the rendezvous is seen too
+    with Watchdog.from_env(required=True) if args.watchdog else Watchdog(None) as watchdog:
+        dist.init_process_group("gloo", timeout=timedelta(seconds=HANG_TIMEOUT))
+        rank, world = dist.get_rank(), dist.get_world_size()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        for step in range(STEPS):
+            watchdog.beat(step)
+            if PROGRESS:
+                Path(PROGRESS, f"rank{rank}").write_text(str(step))
+            train_step(model, optimizer, step, rank, world)
+        # A gradient is always held by its parameter too, so shutdown() cannot watch it; it watches
+        # the buffer of one last vote instead, which gloo runs after every all-reduce before it.
+        any_rank(False)
+        shutdown()
     return 0
 
 

@@ -23,3 +23,11 @@ def test_lab_self_check_passes(check: Path) -> None:
     print(result.stdout)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "self-check: passed" in result.stdout
+
+
+def test_lab4_watchdog_variant_passes() -> None:
+    check = LABS / "04-hung-rank" / "check.py"
+    result = subprocess.run([sys.executable, str(check), "--watchdog"], capture_output=True, text=True, timeout=900)
+    print(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "self-check (watchdog): passed" in result.stdout

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.diagnose import ranks
-from tooling.diagnose.stacks import RankStack, classes, outliers, report
+from tooling.diagnose.stacks import RankStack, classes, incident_values, outliers, report
 from tooling.errors import FieldError, UsageError
 from tooling.scaffold.new import new_incident, require_run
 
@@ -62,18 +62,8 @@ def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int
 
 
 def _draft(root: Path, now: datetime, stacks: list[RankStack], run: str, argv: list[str]) -> Path:
-    found = outliers(stacks)
-    names = ", ".join(o.rank for o in found)
-    where = found[0].frame or found[0].majority_frame
-    own = next(s for s in stacks if s.rank == found[0].rank)
-    return new_incident(
-        root=root, now=now, run=run, severity="sev2", symptom="hang", layer="unknown",
-        title=f"Rank {names} hung in {where}; the other {len(stacks) - len(found)} ranks wait in "
-              f"{found[0].majority_frame or 'the collective'}",
-        signatures=[str(f) for f in own.frames[:1]], ranks=[int(o.rank) for o in found if o.rank.isdigit()],
-        actions=[f"tooling {shlex.join(argv)}"],
-        findings=[report(stacks).replace("\n", "; "), "stack of rank " + names + ": " +
-                  " <- ".join(str(f) for f in own.frames)])
+    return new_incident(root=root, now=now, run=run, actions=[f"tooling {shlex.join(argv)}"],
+                        **incident_values(stacks))
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:

@@ -23,15 +23,32 @@ def environ(pid: int) -> dict[str, str]:
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
 
 
-def children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (torchrun's children are its ranks)."""
-    found = []
+def parents() -> dict[int, int]:
+    """Every process's parent, from /proc (processes that vanish meanwhile are left out)."""
+    found = {}
     for proc in Path("/proc").iterdir():
         try:
-            if proc.name.isdigit() and int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(proc.name))
+            if proc.name.isdigit():
+                found[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (torchrun's children are its ranks)."""
+    return sorted(child for child, parent in parents().items() if parent == pid)
+
+
+def descendants(pid: int) -> list[int]:
+    """Children of ``pid``, their children and so on (a whole job under its launcher)."""
+    tree: dict[int, list[int]] = {}
+    for child, parent in parents().items():
+        tree.setdefault(parent, []).append(child)
+    found, todo = [], list(tree.get(pid, []))
+    while todo:
+        found.append(todo.pop())
+        todo.extend(tree.get(found[-1], []))
     return sorted(found)
 
 
@@ -58,14 +75,15 @@ def py_spy() -> str:
     return path
 
 
-def dump(pid: int, *, save_dir: Path | None = None) -> RankStack:
+def dump(pid: int, *, save_dir: Path | None = None, rank: str | None = None) -> RankStack:
     """One process's main-thread stack, by ``py-spy dump --json`` (one process at a time:
-    py-spy's --json together with --subprocesses is broken upstream)."""
+    py-spy's --json together with --subprocesses is broken upstream). ``rank``: when the caller
+    knows it better than the process's environment (a rank started by mp.spawn has no RANK)."""
     result = subprocess.run([py_spy(), "dump", "--pid", str(pid), "--json"], capture_output=True,
                             text=True, timeout=DUMP_TIMEOUT)
     if result.returncode != 0:
         raise UserError(f"py-spy dump --pid {pid} failed: {result.stderr.strip() or result.stdout.strip()}")
-    rank = rank_of(pid)
+    rank = rank or rank_of(pid)
     if save_dir is not None:
         save_dir.mkdir(parents=True, exist_ok=True)
         name = rank if rank.isdigit() else f"pid{pid}"  # RANK comes from the process: never a path
@@ -73,11 +91,12 @@ def dump(pid: int, *, save_dir: Path | None = None) -> RankStack:
     return RankStack(rank, parse_dump(result.stdout))
 
 
-def dump_all(pids: list[int], *, save_dir: Path | None = None) -> list[RankStack]:
+def dump_all(pids: list[int], *, save_dir: Path | None = None,
+             ranks: dict[int, str] | None = None) -> list[RankStack]:
     if not pids:
         raise UserError("no rank processes found")
     with ThreadPoolExecutor(max_workers=min(16, len(pids))) as pool:
-        return list(pool.map(lambda p: dump(p, save_dir=save_dir), pids))
+        return list(pool.map(lambda p: dump(p, save_dir=save_dir, rank=(ranks or {}).get(p)), pids))
 
 
 MAX_DUMP_BYTES = 16 << 20  # a py-spy dump is a few KB; anything this big is not one

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,14 @@ class DumpError(ValueError):
         self.line, self.col = line, col
 
 
+# faulthandler's text: a header per thread, then one line per frame, innermost first
+_FAULTHANDLER_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$")
+_FAULTHANDLER_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.+)$')
+
+
 def parse_dump(text: str) -> tuple[Frame, ...]:
-    """The main thread's frames from a ``py-spy dump`` (its ``--json`` output or its text)."""
+    """The main thread's frames from a ``py-spy dump`` (its ``--json`` output or its text) or
+    from ``faulthandler`` (what the watchdog falls back to when py-spy cannot attach)."""
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
@@ -59,6 +66,8 @@ def parse_dump(text: str) -> tuple[Frame, ...]:
         except json.JSONDecodeError as exc:
             raise DumpError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None
         return _json_frames(threads)
+    if any(_FAULTHANDLER_THREAD.match(line) for line in text.splitlines()):
+        return _faulthandler_frames(text)
     frames: list[Frame] = []
     in_thread = False
     for line in text.splitlines():
@@ -69,6 +78,18 @@ def parse_dump(text: str) -> tuple[Frame, ...]:
         elif in_thread and (m := re.match(r"^\s+(.+?) \((.*):(\d+)\)\s*$", line)):
             frames.append(Frame(m.group(1), m.group(2), int(m.group(3))))
     return tuple(frames)
+
+
+def _faulthandler_frames(text: str) -> tuple[Frame, ...]:
+    """The last thread faulthandler prints: CPython lists threads newest first, so the last is
+    the oldest, the main thread (the thread that took the signal is marked "Current", not it)."""
+    threads: list[list[Frame]] = []
+    for line in text.splitlines():
+        if _FAULTHANDLER_THREAD.match(line):
+            threads.append([])
+        elif threads and (m := _FAULTHANDLER_FRAME.match(line)):
+            threads[-1].append(Frame(m.group(3), m.group(1), int(m.group(2))))
+    return tuple(threads[-1])
 
 
 def _json_frames(threads: object) -> tuple[Frame, ...]:
@@ -113,7 +134,7 @@ def outliers(stacks: list[RankStack]) -> list[Outlier]:
 def report(stacks: list[RankStack], *, top: int = 4) -> str:
     """The equivalence classes and the verdict, for a terminal or a lab page."""
     groups = classes(stacks)
-    lines = [f"{len(stacks)} ranks, {len(groups)} distinct stack{'s' * (len(groups) != 1)}"]
+    lines = [f"{len(stacks)} rank{'s' * (len(stacks) != 1)}, {len(groups)} distinct stack{'s' * (len(groups) != 1)}"]
     for group in groups:
         label = ", ".join(group.ranks)
         path = " <- ".join(str(f) for f in group.frames[:top]) or "(no Python frames)"
@@ -125,3 +146,33 @@ def report(stacks: list[RankStack], *, top: int = 4) -> str:
         lines.append(f"outlier: rank {o.rank}, which leaves the majority at depth {o.depth}: it is in "
                      f"{o.frame or 'nothing deeper'}, the others in {o.majority_frame or 'nothing deeper'}")
     return "\n".join(lines)
+
+
+MAX_TITLE = 200  # the incident schema's limit
+
+
+def incident_values(stacks: list[RankStack]) -> dict[str, Any]:
+    """Fields of a hang incident from every rank's stack (keyword arguments of
+    :func:`tooling.scaffold.new.new_incident`; the caller adds run, actions and the rest): the
+    odd rank(s) out in the title and ranks, the innermost frame as the signature, the grouped
+    stacks and the culprit's whole stack as findings."""
+    found = outliers(stacks)
+    values: dict[str, Any] = {"severity": "sev2", "symptom": "hang", "layer": "unknown", "ranks": [],
+                              "findings": [report(stacks).replace("\n", "; ")]}
+    if not found:
+        top = classes(stacks)[0].frames if stacks else ()
+        where = top[0] if top else "no Python frame"
+        title = (f"No progress: the only rank stopped in {where}" if len(stacks) == 1 else
+                 f"No progress: all {len(stacks)} ranks stopped in {where}; no rank's stack differs")
+        return {**values, "title": _clip(title), "signatures": [str(f) for f in top[:1]]}
+    names = ", ".join(o.rank for o in found)
+    own = next(s for s in stacks if s.rank == found[0].rank)
+    title = (f"Rank {names} hung in {found[0].frame or found[0].majority_frame}; the other "
+             f"{len(stacks) - len(found)} ranks wait in {found[0].majority_frame or 'the collective'}")
+    values["findings"].append(f"stack of rank {names}: " + " <- ".join(str(f) for f in own.frames))
+    return {**values, "title": _clip(title), "signatures": [str(f) for f in own.frames[:1]],
+            "ranks": [int(o.rank) for o in found if o.rank.isdigit()]}
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TITLE else text[:MAX_TITLE - 1] + "…"
