@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--now", type=_timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in (_records, _logs, _site, _analyses, _diagnosis):
+    for add in (_records, _feeds, _logs, _site, _analyses, _diagnosis):
         add(sub, common)
     return parser
 
@@ -68,6 +68,42 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                       help="a field (dotted for nested) and a YAML value, e.g. status=resolved")
 
 
+def _feeds(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    report = sub.add_parser("report", parents=[common], help="record a run's progress, checkpoint or scheduler event "
+                            "in its run record (for non-Python loops and hooks)")
+    report.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
+    report.add_argument("--step", type=_natural, help="the step reached")
+    report.add_argument("--loss", type=_finite, help="training loss at that step")
+    report.add_argument("--tokens", type=_natural, help="tokens seen so far")
+    report.add_argument("--tokens-per-s", type=_non_negative, help="throughput, tokens per second for the whole job")
+    report.add_argument("--total-steps", type=_positive, help="planned steps")
+    report.add_argument("--checkpoint-step", type=_natural, help="step of the newest good checkpoint")
+    report.add_argument("--checkpoint-path", help="where that checkpoint is")
+    report.add_argument("--checkpoint-verified", action="store_true", help="its checksum was verified after writing")
+    report.add_argument("--event", choices=["start", "signal", "requeue", "end"], help="a scheduler event")
+    report.add_argument("--job-id", help="the job's id (default: $SLURM_JOB_ID, or ARRAY_TASK for an array task)")
+    report.add_argument("--host", help="node of the event")
+    report.add_argument("--exit-code", type=int, help="exit code, for --event end (128+N for signal N)")
+    report.add_argument("--state", help="SLURM state, for --event end (COMPLETED, FAILED, TIMEOUT, ...)")
+    report.add_argument("--signal", help="signal name, for --event signal (USR1, TERM)")
+    report.add_argument("--incident", help="the incident drafted for a failed end, for --event end")
+    report.add_argument("--detail", help="anything else worth one line, for --event")
+    report.add_argument("--sample-every", type=_seconds, default=1800.0, metavar="SECONDS",
+                        help="keep one progress sample per this many seconds (default: %(default)g)")
+
+    job = sub.add_parser("job", parents=[common], help="run a SLURM job's trainer; its start, signals, requeue, "
+                         "end and a failure's draft incident go into the run record")
+    job.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
+    job.add_argument("--log", type=Path, metavar="FILE",
+                     help="the job's output, read for the failure when it fails (default: its StdOut, from scontrol)")
+    hook = job.add_mutually_exclusive_group()
+    hook.add_argument("--prolog", dest="hook", action="store_const", const="prolog",
+                      help="record the job's start, as slurmd's Prolog (scripts/slurm/prolog)")
+    hook.add_argument("--epilog", dest="hook", action="store_const", const="epilog",
+                      help="record the job's end, as slurmd's Epilog (scripts/slurm/epilog)")
+    job.add_argument("trainer", nargs="*", metavar="-- COMMAND", help="the trainer and its arguments, after --")
+
+
 def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     scan = sub.add_parser("scan", parents=[common], help="find failures in raw logs and draft one incident per distinct failure")
     scan.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log files (- for standard input)")
@@ -76,6 +112,21 @@ def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
     where.add_argument("--run", help="the run the drafts belong to (runbooks/runs/<id>.yaml)")
     where.add_argument("--cluster", help="file the drafts with scope cluster, under this cluster name")
     scan.add_argument("--json", action="store_true", help="machine-readable output")
+
+    watch = sub.add_parser("watch", parents=[common], help="follow logs like tail -F; file each failure as it happens, "
+                           "a recurrence as an occurrence, a stall as a hang")
+    watch.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log files (followed across rotation)")
+    place = watch.add_mutually_exclusive_group(required=True)
+    place.add_argument("--run", help="the run the incidents belong to (runbooks/runs/<id>.yaml)")
+    place.add_argument("--cluster", help="file the incidents with scope cluster, under this cluster name")
+    watch.add_argument("--stall-after", type=_minutes, metavar="MINUTES", help="no progress line for this long is a "
+                       "hang (default: the run record's feed.stall_after_minutes, else 30)")
+    watch.add_argument("--once", action="store_true", help="read what the logs hold now, file it, exit")
+    watch.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
+                       help="between polls (default: %(default)g)")
+    watch.add_argument("--state", type=Path, metavar="FILE", help="the offset file (default: one per repository, "
+                       "run and logs in $XDG_STATE_HOME/tooling/watch/)")
+    watch.add_argument("--json", action="store_true", help="one JSON object per line per incident created or updated")
 
     imports = sub.add_parser("import", parents=[common], help="bring a team's incident history in from CSV, JSONL or a markdown table")
     imports.add_argument("file", type=Path, metavar="FILE")
@@ -139,6 +190,18 @@ def _diagnosis(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
     tri.add_argument("--timeout", type=_seconds, default=5.0, help="seconds per check (default: %(default)s)")
     tri.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")
 
+    dog = sub.add_parser("watchdog", parents=[common], help="run a job under the hang watchdog: when its ranks stop "
+                         "beating, dump every rank's stack, draft a hang incident, kill the job, exit 75")
+    dog.add_argument("--run", required=True, help="the run a hang incident is for (runbooks/runs/<id>.yaml)")
+    dog.add_argument("--timeout", type=_seconds, default=600.0, metavar="SECONDS",
+                     help="longest time without a beat from some rank (default: %(default)g)")
+    dog.add_argument("--startup-timeout", type=_seconds, default=900.0, metavar="SECONDS",
+                     help="longest time from the start to every rank's first beat (default: %(default)g)")
+    dog.add_argument("--stacks", choices=["auto", "py-spy", "faulthandler"], default="auto",
+                     help="how to take the stacks (default: py-spy, faulthandler where py-spy cannot attach)")
+    dog.add_argument("--dir", type=Path, help="folder of the heartbeats (default: a temporary one, removed after)")
+    dog.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the job: torchrun and its arguments")
+
 
 def _timestamp(text: str) -> datetime:
     try:
@@ -178,6 +241,23 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):  # nan is the one value unequal to itself
+        raise argparse.ArgumentTypeError(f"expected a finite number but received: {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 but received: {text!r}")
+    return value
+
+
 def _pid_list(text: str) -> list[int]:
     return [_positive(p.strip()) for p in text.split(",")]
 
@@ -189,6 +269,17 @@ def _seconds(text: str) -> float:
         value = float("nan")
     if not 0 < value <= 3600:  # also refuses nan and inf
         raise argparse.ArgumentTypeError(f"expected seconds between 0 and 3600 but received: {text!r}")
+    return value
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 10080:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"expected minutes above 0 and at most 10080 (a week), such as 30 or 0.5, "
+                                         f"but received: {text!r}")
     return value
 
 

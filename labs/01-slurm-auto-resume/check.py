@@ -4,8 +4,17 @@ Submits the job array, then interrupts the running task four ways: scancel, SIGK
 trainer, a preemption (scontrol requeue) and the early warning (USR1, as --signal sends it
 before the time limit). Each time the next task resumes from the last checkpoint; the run ends
 at the planned step, with no step trained twice beyond the checkpoint interval, and the warned
-task saves before it goes. Then the real thing, about a minute: a job with a one-minute time
-limit gets USR1 from SLURM itself, saves, requeues itself, and resumes from that step.
+task saves before it goes. Then the real thing, one to two minutes: a job with a two-minute time
+limit gets USR1 from SLURM itself 90 s before it, saves, requeues itself, and resumes from that step.
+
+All of it lands in a run record of a throwaway repository (made with `tooling new-run`): the
+trainer's RunReporter writes progress every second, `tooling job` (job.sbatch) the job events.
+All the while a person edits the same file in an editor (person.py: a ruamel round trip that
+changes the summary and adds a comment, saved without the lock, which an editor knows nothing
+of) and checks after each save that the machines' next write kept the edit. At the end the record
+holds the events of every task (start, signal, requeue, end, an incident for the killed
+trainer), the progress of the runs before and after the requeue, every one of the person's
+edits, and `tooling validate` passes.
 
 Run: python labs/01-slurm-auto-resume/check.py
 """
@@ -19,10 +28,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
+
+from person import Person  # beside this script: a person editing the run record in an editor
 
 HERE = Path(__file__).resolve().parent
 TOTAL, CKPT_EVERY = 400, 20
+RUN = "lab1"
 
 
 def sh(*cmd: str) -> str:
@@ -34,18 +47,6 @@ def steps(out: Path) -> list[tuple[str, str, int]]:
     lines = path.read_text().splitlines() if path.exists() else []
     parsed = [re.fullmatch(r"task=(\S+) restart=(\d+) step=(\d+)", line) for line in lines]
     return [(m.group(1), m.group(2), int(m.group(3))) for m in parsed if m]
-
-
-def retry(*cmd: str, seconds: float = 15) -> None:
-    """Run a SLURM command that can fail while a task is still starting up."""
-    deadline = time.monotonic() + seconds
-    while True:
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode == 0:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{' '.join(cmd)} failed: {result.stderr.strip()}")
-        time.sleep(0.2)
 
 
 def until(condition, what: str, seconds: float = 60) -> None:  # type: ignore[no-untyped-def]
@@ -63,12 +64,13 @@ def running(job: str) -> str | None:
 
 def wait_for_progress(out: Path, job: str, at_least: int, previous: str | None = None,
                       timeout: float = 180) -> str:
-    """The id of a running task (other than ``previous``) that has trained ``at_least`` steps."""
-    deadline = time.monotonic() + timeout
+    """The id of a running task (other than ``previous``) that has trained ``at_least`` steps
+    since this call: its trainer is past its start-up, whichever run of the task it is."""
+    deadline, seen = time.monotonic() + timeout, len(steps(out))
     while time.monotonic() < deadline:
         task = running(job)
         if task and task != previous:
-            mine = [s for s in steps(out) if s[0] == task.split("_")[1]]
+            mine = [s for s in steps(out)[seen:] if s[0] == task.split("_")[1]]
             if len(mine) >= at_least:
                 return task
         time.sleep(0.2)
@@ -80,8 +82,8 @@ def trainer_pids(task: str) -> list[int]:
     wanted = f"SLURM_ARRAY_TASK_ID={task.split('_')[1]}".encode()
     found = []
     for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and b"train.py" in (proc / "cmdline").read_bytes() \
+        try:  # the script is the first argument: `tooling job`, its parent, only names it later
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes().split(b"\0")[1:2] == [str(HERE / "train.py").encode()] \
                     and wanted in (proc / "environ").read_bytes().split(b"\0"):
                 found.append(int(proc.name))
         except OSError:
@@ -98,57 +100,75 @@ def main() -> int:
     rng = random.Random(int(os.environ.get("LAB1_SEED", "0")))
     with tempfile.TemporaryDirectory(dir=os.environ.get("LAB1_TMP")) as tmp:
         out = Path(tmp)
-        env = f"ALL,LAB1_OUT={out},LAB1_PYTHON={sys.executable},LAB1_TRAIN={HERE / 'train.py'}"
-        job = sh("sbatch", "--parsable", f"--chdir={out}", f"--export={env}", str(HERE / "job.sbatch"),
-                 "--total-steps", str(TOTAL), "--ckpt-every", str(CKPT_EVERY), "--step-seconds", "0.02")
+        records = records_repository(out / "records")
+        job = sh("sbatch", "--parsable", f"--chdir={out}", f"--export={export(out, records)}",
+                 str(HERE / "job.sbatch"), "--total-steps", str(TOTAL), "--ckpt-every", str(CKPT_EVERY),
+                 "--step-seconds", "0.02", "--report-every", "1")
+        person = Person(records / "runbooks" / "runs" / f"{RUN}.yaml", rng)
         try:
-            task = wait_for_progress(out, job, rng.randint(30, 70))
-            sh("scancel", task)
-            print(f"scancel {task} at step {steps(out)[-1][2]}")
-            task = wait_for_progress(out, job, rng.randint(30, 70), previous=task)
-            pids = trainer_pids(task)
-            assert pids, f"no trainer process found for {task}"
-            for pid in pids:
-                os.kill(pid, signal.SIGKILL)
-            print(f"SIGKILL of the trainer of {task} at step {steps(out)[-1][2]}")
-            task = wait_for_progress(out, job, rng.randint(30, 70), previous=task)
-            sh("scontrol", "requeue", task)
-            print(f"scontrol requeue {task} (preemption) at step {steps(out)[-1][2]}")
-            # a requeued job waits ~2 minutes for its BeginTime unless told otherwise, once it is pending
-            until(lambda: "JobState=PENDING" in sh("scontrol", "show", "job", task), f"{task} pending again")
-            retry("scontrol", "update", f"JobId={task}", "StartTime=now")
-            task = wait_for_progress(out, job, rng.randint(10, 40), previous=None)
-            warned_at = steps(out)[-1][2]
-            # scancel's exit status is not reliable for --batch signals: watch the task's output instead
-            subprocess.run(["scancel", "--batch", "--signal=USR1", task], capture_output=True)
-            output = out / f"lab1-auto-resume-{task}.out"
-            until(lambda: output.exists() and "USR1: saved step" in output.read_text(), f"{task} saving on USR1")
-            print(f"USR1 to the batch shell of {task} at step {warned_at}")
-            deadline = time.monotonic() + 300
-            while sh("squeue", "-h", "-j", job) and time.monotonic() < deadline:
-                time.sleep(0.5)
+            try:
+                killed = interrupt(out, job, rng, person)
+            finally:
+                subprocess.run(["scancel", job], capture_output=True)
+                person.stop()
+            verify(out)
+            verify_record(out, records, killed, person)
         except AssertionError:
             print(sh("squeue", "-j", job), file=sys.stderr)
             for output in sorted(out.glob("*.out")):
                 print(f"--- {output.name}\n{output.read_text()[-1500:]}", file=sys.stderr)
             raise
-        finally:
-            subprocess.run(["scancel", job], capture_output=True)
-        verify(out)
-        time_limit_warning(out / "time-limit")
+        time_limit_warning(out / "time-limit", records)
     print("lab 1 self-check: passed")
     return 0
 
 
-def time_limit_warning(out: Path) -> None:
-    """SLURM sends USR1 once less than 110 s of the 2-minute limit are left. slurmctld looks at
-    time limits only every ~30 s and the trainer needs seconds to start (torch's import), so the
-    window is wide: a 1-minute limit with a 50-s warning was missed on a loaded machine."""
+def interrupt(out: Path, job: str, rng: random.Random, person: Person) -> dict[str, str]:
+    """Stop the running task four ways while a person edits the run record; task -> how."""
+    killed: dict[str, str] = {}
+    task = wait_for_progress(out, job, rng.randint(30, 70))
+    person.start()  # from now on, until the check stops them: a person edits the record by hand
+    sh("scancel", task)
+    killed[task] = "scancel"
+    print(f"scancel {task} at step {steps(out)[-1][2]}")
+    task = wait_for_progress(out, job, rng.randint(30, 70), previous=task)
+    pids = trainer_pids(task)
+    assert pids, f"no trainer process found for {task}"
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    killed[task] = "sigkill"
+    print(f"SIGKILL of the trainer of {task} at step {steps(out)[-1][2]}")
+    task = wait_for_progress(out, job, rng.randint(30, 70), previous=task)
+    sh("scontrol", "requeue", task)
+    killed[task] = "requeue"
+    print(f"scontrol requeue {task} (preemption) at step {steps(out)[-1][2]}")
+    # the requeued task is eligible again after slurm.conf's cred_expire + 1 s; meanwhile the
+    # array's next task may take its turn, so whichever runs next is the one warned
+    until(lambda: "JobState=PENDING" in sh("scontrol", "show", "job", task), f"{task} pending again")
+    task = wait_for_progress(out, job, rng.randint(10, 40))
+    warned_at = steps(out)[-1][2]
+    # scancel's exit status is not reliable for --batch signals: watch the task's output instead
+    subprocess.run(["scancel", "--batch", "--signal=USR1", task], capture_output=True)
+    killed.setdefault(task, "usr1")
+    output = out / f"lab1-auto-resume-{task}.out"
+    until(lambda: output.exists() and "USR1: saved step" in output.read_text(), f"{task} saving on USR1")
+    print(f"USR1 to the batch shell of {task} at step {warned_at}")
+    deadline = time.monotonic() + 300
+    while sh("squeue", "-h", "-j", job) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return killed
+
+
+def time_limit_warning(out: Path, records: Path) -> None:
+    """SLURM sends USR1 once less than 90 s of the 2-minute limit are left: 30 s of training
+    first. slurmctld looks at time limits only every ~30 s and the trainer needs seconds to start
+    (torch's import), so the margin is wide: a 1-minute limit with a 50-s warning was missed on a
+    loaded machine. The job requeues itself and the same job id resumes: the run record then holds
+    both runs of the job, their events and their progress."""
     out.mkdir()
-    env = f"ALL,LAB1_OUT={out},LAB1_PYTHON={sys.executable},LAB1_TRAIN={HERE / 'train.py'}"
-    job = sh("sbatch", "--parsable", "--array=1", "--time=2", "--signal=B:USR1@110", f"--chdir={out}",
-             f"--export={env}", str(HERE / "job.sbatch"), "--total-steps", "1000000",
-             "--ckpt-every", str(CKPT_EVERY), "--step-seconds", "0.02", "--requeue")
+    job = sh("sbatch", "--parsable", "--array=1", "--time=2", "--signal=B:USR1@90", f"--chdir={out}",
+             f"--export={export(out, records)}", str(HERE / "job.sbatch"), "--total-steps", "1000000",
+             "--ckpt-every", str(CKPT_EVERY), "--step-seconds", "0.02", "--requeue", "--report-every", "1")
     task, output = f"{job}_1", out / f"lab1-auto-resume-{job}_1.out"
 
     def printed() -> str:
@@ -156,16 +176,115 @@ def time_limit_warning(out: Path) -> None:
     try:
         until(lambda: "USR1: saved step" in printed(), "SLURM's USR1 before the time limit", seconds=180)
         saved = int(re.findall(r"USR1: saved step (\d+)", printed())[0])
-        until(lambda: "JobState=PENDING" in sh("scontrol", "show", "job", task), f"{task} requeued by rank 0")
-        retry("scontrol", "update", f"JobId={task}", "StartTime=now")
-        until(lambda: f"restart 1: resumed from step {saved}" in printed(), f"{task} resuming from {saved}")
+        until(lambda: f"restart 1: resumed from step {saved}" in printed(), f"{task} resuming from {saved}",
+              seconds=120)  # back from the queue after cred_expire + 1 s (scripts/slurm-local)
+        until(lambda: progress_around_requeue(records, task, saved)[1], f"{task}'s progress after the resume")
     except AssertionError:
         print(f"--- {output.name}\n{printed()[-1500:]}", file=sys.stderr)
         raise
     finally:
         subprocess.run(["scancel", job], capture_output=True)
+    until(lambda: ("end", "CANCELLED") in in_order(records, task, []), f"{task}'s end after scancel")
+    timeline = in_order(records, task, [("start", None), ("signal", "USR1"), ("end", "REQUEUED"),
+                                        ("requeue", None), ("start", None), ("signal", "TERM"), ("end", "CANCELLED")])
+    before, after = progress_around_requeue(records, task, saved)
     print(f"time limit: SLURM's own USR1 came, step {saved} was saved, the job requeued itself and "
-          f"resumed from step {saved} with SLURM_RESTART_COUNT=1")
+          f"resumed from step {saved} with SLURM_RESTART_COUNT=1; the run record holds its events {timeline} "
+          f"and the progress of both runs: steps {before[0]}..{before[-1]}, then {after[0]}..{after[-1]}")
+
+
+def progress_around_requeue(records: Path, job_id: str, saved: int) -> tuple[list[int], list[int]]:
+    """The steps the run record's samples show before the job's requeue (up to ``saved``) and
+    after it came back (past ``saved``)."""
+    found = events(records, job_id)
+    left = next((when(e["at"]) for e in found if e["kind"] == "end" and e.get("state") == "REQUEUED"), None)
+    back = next((when(e["at"]) for e in found if e["kind"] == "requeue"), None)
+    if left is None or back is None:
+        return [], []
+    samples = record(records).get("feed", {}).get("samples", [])
+    return ([s["step"] for s in samples if when(s["at"]) <= left and s["step"] <= saved],
+            [s["step"] for s in samples if when(s["at"]) >= back and s["step"] > saved])
+
+
+EXPECTED = {  # what tooling job writes for each way a task was stopped (a TERM may come in between)
+    "scancel": [("start", None), ("signal", "TERM"), ("end", "CANCELLED")],
+    "sigkill": [("start", None), ("end", "FAILED")],
+    "requeue": [("start", None), ("end", "REQUEUED"), ("requeue", None), ("start", None)],
+    "usr1": [("start", None), ("signal", "USR1"), ("end", "COMPLETED")],
+}
+
+
+def tooling(records: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tooling", "--root", str(records), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def records_repository(root: Path) -> Path:
+    """A throwaway playbook repository holding the run record of this check."""
+    root.mkdir()
+    (root / "mkdocs.yml").write_text("site_name: lab 1\n")
+    made = tooling(root, "new-run", RUN, "--title", "Lab 1 auto-resume", "--owner", "lab")
+    assert made.returncode == 0, made.stderr
+    return root
+
+
+def export(out: Path, records: Path) -> str:
+    return (f"ALL,LAB1_OUT={out},LAB1_PYTHON={sys.executable},LAB1_TRAIN={HERE / 'train.py'},"
+            f"LAB1_RECORDS={records},LAB1_RUN={RUN}")
+
+
+def record(records: Path) -> dict:  # type: ignore[type-arg]
+    from tooling.records.load import load_file
+    return load_file(str(records / "runbooks" / "runs" / f"{RUN}.yaml")).data
+
+
+def events(records: Path, job_id: str) -> list[dict]:  # type: ignore[type-arg]
+    return [e for e in record(records).get("feed", {}).get("events", []) if e["job_id"] == job_id]
+
+
+def when(value: object) -> datetime:
+    return datetime.fromisoformat(str(value))
+
+
+def in_order(records: Path, job_id: str, expected: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """The job's timeline, checked to hold ``expected`` in that order (other events may come between)."""
+    timeline = [(e["kind"], e.get("signal") or e.get("state")) for e in events(records, job_id)]
+    rest = iter(timeline)
+    assert all(any(seen == wanted for seen in rest) for wanted in expected), \
+        f"job {job_id}: expected {expected} in its timeline, found {timeline}"
+    return timeline
+
+
+def verify_record(out: Path, records: Path, killed: dict[str, str], person: Person) -> None:
+    data = record(records)
+    assert person.problem is None, person.problem
+    assert person.edits >= 3 and person.kept >= 3, f"too few hand edits while the jobs ran: {person.edits}"
+    person.check(person.path.read_text())
+    for task, how in killed.items():
+        in_order(records, task, EXPECTED[how])
+    failed = next(e for e in events(records, next(t for t, h in killed.items() if h == "sigkill")) if e["kind"] == "end")
+    assert failed["exit_code"] == 137 and (records / "incidents" / f"{failed['incident']}.yaml").is_file(), failed
+    requeued = next(t for t, h in killed.items() if h == "requeue")
+    preempted = requeued.split("_")[1], "0"
+    log = steps(out)
+    last = max(i for i, s in enumerate(log) if s[:2] == preempted)
+    resumed = log[last + 1][:2]  # the run that took over after the requeue: the task itself, or the next one
+    ranges = [[s[2] for s in log if s[:2] == run] for run in (preempted, resumed)]
+    left = when(next(e["at"] for e in events(records, requeued) if e["kind"] == "end"))
+    samples = data["feed"]["samples"]
+    before = [s["step"] for s in samples if when(s["at"]) <= left and min(ranges[0]) <= s["step"] <= max(ranges[0])]
+    after = [s["step"] for s in samples if when(s["at"]) >= left and min(ranges[1]) <= s["step"] <= max(ranges[1])]
+    assert before and after, f"no progress of the runs before and after the requeue of {requeued} in {samples}"
+    assert data["progress"]["step"] == TOTAL and data["last_good_checkpoint"]["step"] == TOTAL, data["progress"]
+    assert data["last_good_checkpoint"]["verified"] is True
+    checked = tooling(records, "validate")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    print(f"run record: {len(data['feed']['events'])} job events, {len(samples)} progress samples; the "
+          f"requeued task {requeued} reported steps {before[0]}..{before[-1]}, task {resumed[0]} (restart {resumed[1]}) "
+          f"{after[0]}..{after[-1]} after it; the killed trainer's end links {failed['incident']}; the person's "
+          f"{person.edits} hand edits in an editor ({person.reopened} reopened as a machine wrote meanwhile, "
+          f"{person.kept} checked after the machines' next write) and the comments are all still there; "
+          "tooling validate passes")
 
 
 def verify(out: Path) -> None:

@@ -9,6 +9,8 @@ Run it through job.sbatch (see README.md); directly, for a look:
 
 Under torchrun every rank takes part in the stop decision, so all ranks stop at the same step;
 only rank 0 writes the log and, with --requeue, asks SLURM to requeue the job.
+With --run RUN (and --records, the playbook repository) rank 0 also keeps the run record up to
+date through tooling.resilience.RunReporter: step, loss, tokens/s and the last verified checkpoint.
 Self-check (needs SLURM: scripts/slurm-local start): python labs/01-slurm-auto-resume/check.py
 """
 from __future__ import annotations
@@ -38,6 +40,7 @@ import torch.distributed as dist  # noqa: E402
 
 from tooling.resilience.checkpoint import CheckpointManager  # noqa: E402
 from tooling.resilience.ranks import any_rank, shutdown  # noqa: E402
+from tooling.resilience.reporter import RunReporter  # noqa: E402
 
 TOTAL_STEPS = 400
 CKPT_EVERY = 20  # steps; at most this many are trained twice after a hard kill
@@ -52,6 +55,9 @@ def main() -> int:
     parser.add_argument("--ckpt-every", type=int, default=CKPT_EVERY)
     parser.add_argument("--step-seconds", type=float, default=STEP_SECONDS)
     parser.add_argument("--requeue", action="store_true", help="on USR1, rank 0 requeues this SLURM job")
+    parser.add_argument("--run", help="run id: report progress into runbooks/runs/<RUN>.yaml")
+    parser.add_argument("--records", type=Path, help="the repository holding that run record (default: found upward)")
+    parser.add_argument("--report-every", type=float, default=60.0, help="seconds between reports (default: 60)")
     args = parser.parse_args()
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return train(args, rank=0)
@@ -63,13 +69,23 @@ def main() -> int:
 
 def train(args: argparse.Namespace, *, rank: int) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
-    task = os.environ.get("SLURM_ARRAY_TASK_ID", "-")
-    restart = os.environ.get("SLURM_RESTART_COUNT", "0")  # unset on a first run, 1 after a requeue
-
     torch.manual_seed(SEED)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Tanh(), torch.nn.Linear(64, 1))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     manager = CheckpointManager(args.out / "checkpoints", keep=3)
+    reporter = RunReporter(args.run, root=args.records, every=args.report_every, sample_every=args.report_every,
+                           checkpoints=manager, total_steps=args.total_steps) if args.run else None
+    try:
+        return loop(args, rank=rank, model=model, optimizer=optimizer, manager=manager, reporter=reporter)
+    finally:
+        if reporter is not None:
+            reporter.close()  # the last step and checkpoint, written before the process goes
+
+
+def loop(args: argparse.Namespace, *, rank: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+         manager: CheckpointManager, reporter: RunReporter | None) -> int:
+    task = os.environ.get("SLURM_ARRAY_TASK_ID", "-")
+    restart = os.environ.get("SLURM_RESTART_COUNT", "0")  # unset on a first run, 1 after a requeue
     step = 0
     restored = manager.load_latest()
     if restored is not None:
@@ -94,6 +110,8 @@ def train(args: argparse.Namespace, *, rank: int) -> int:
         loss.backward()
         optimizer.step()
         step += 1
+        if reporter is not None:
+            reporter.step(step, loss=loss, tokens=step * x.shape[0])  # stores the values; no I/O here
         time.sleep(args.step_seconds)
         if log is not None:
             log.write(f"task={task} restart={restart} step={step}\n")
@@ -103,6 +121,8 @@ def train(args: argparse.Namespace, *, rank: int) -> int:
         if any_rank(stop_requested):  # every rank stops at the same step
             save()
             print(f"USR1: saved step {step} before the time limit; exiting", flush=True)
+            if reporter is not None:
+                reporter.close()  # the saved step in the record before the job goes back to the queue
             if args.requeue and rank == 0 and "SLURM_JOB_ID" in os.environ:
                 subprocess.run(["scontrol", "requeue", os.environ["SLURM_JOB_ID"]], check=False)
             return 0

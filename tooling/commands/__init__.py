@@ -16,7 +16,8 @@ MODULES = {
     "validate": "validate", "new-incident": "new_incident", "new-postmortem": "new_postmortem",
     "new-run": "new_run", "set": "set_fields", "build": "build", "serve": "serve", "publish": "publish",
     "repeats": "repeats", "review": "review", "budget": "budget", "stacks": "stacks", "triage": "triage",
-    "scan": "scan", "import": "import_history", "export": "export",
+    "scan": "scan", "watch": "watch", "import": "import_history", "export": "export", "report": "report", "job": "job",
+    "watchdog": "watchdog",
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -42,15 +43,22 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def replace_file(path: Path, text: str) -> None:
-    """Atomically replace (or create) ``path`` with ``text``.
+def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = None) -> bool:
+    """Atomically replace (or create) ``path`` with ``text``; True once replaced.
 
-    A symbolic link is edited through: its target is replaced and the link stays a link.
+    ``still``: asked once the new text is on disk, just before the rename; False leaves ``path``
+    as it is and returns False. A compare-and-swap asks here, not before the write, so that a
+    writer outside the lock (a person's editor) saving meanwhile is lost only in the instant
+    of the rename, not during the fsync. A symbolic link is edited through: its target is
+    replaced and the link stays a link.
     """
     if path.is_symlink():
         path = Path(os.path.realpath(path))
     temp = _write_temp(path, text)
     try:
+        if still is not None and not still():
+            os.unlink(temp)
+            return False
         if path.exists():
             os.chmod(temp, path.stat().st_mode & 0o7777)
         os.replace(temp, path)
@@ -61,6 +69,7 @@ def replace_file(path: Path, text: str) -> None:
             raise _named(exc, path) from exc
         raise
     fsync_path(path.parent)
+    return True
 
 
 def create_file(path: Path, text: str) -> None:

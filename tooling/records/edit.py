@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tooling.errors import UsageError, UserError
 from tooling.fs.atomic import replace_file
@@ -27,6 +27,10 @@ from tooling.records.validate import record_findings, usable
 
 Assignment = tuple[list[str], Any]
 ATTEMPTS = 5  # re-reads when the file keeps changing under us
+
+
+class StillChanging(UserError):
+    """The file changed under every attempt (a person's editor saving often): worth trying later."""
 
 
 def parse_assignment(text: str) -> Assignment:
@@ -120,23 +124,31 @@ def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Reco
     Errors of the edited record are refused, and so are the warnings the edit itself introduced
     (a field typed on the command line that the schema does not know is a typo, not a wish).
     """
-    with locked(path):
+    rewrite(path, lambda text: edited_text(text, assignments, now=now), universe=universe, now=now)
+
+
+def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record], now: datetime,
+            lock_timeout: float = 30.0) -> None:
+    """The one locked, compare-and-swap edit of an existing record: ``change`` maps the text as
+    read to the text to write (through :mod:`roundtrip`); it runs again on a fresh read when the
+    file changed meanwhile. Refused, with the file untouched, as :func:`set_fields` says."""
+    with locked(path, timeout=lock_timeout):
         for _ in range(ATTEMPTS):
             before = _read(path)
             unloadable = parse_text(str(path), before).findings
             if unloadable:
                 raise UserError(f"not changed, fix the file by hand first: {unloadable[0].format()}")
             old = {(f.rule, f.message) for f in _findings(path, before, universe, now)}
-            after = edited_text(before, assignments, now=now)
+            after = change(before)
             problems = [f for f in _findings(path, after, universe, now)
                         if f.severity is Severity.ERROR or (f.rule, f.message) not in old]
             if problems:
                 raise UserError(f"{path}: not changed, the edit would make it invalid: "
                                 + "; ".join(f"[{f.rule}] {f.message}" for f in problems))
-            if _read(path) == before:  # compare, then swap: nobody wrote it while we worked
-                replace_file(path, after)
+            # compare, then swap: nobody (a person's editor, say) wrote it while we worked
+            if replace_file(path, after, still=lambda: _read(path) == before):
                 return
-    raise UserError(f"{path}: not changed: the file changed {ATTEMPTS} times while it was being edited; "
+    raise StillChanging(f"{path}: not changed: the file changed {ATTEMPTS} times while it was being edited; "
                     "expected it to hold still (run the command again)")
 
 

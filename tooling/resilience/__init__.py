@@ -6,6 +6,11 @@
   nothing; a lost or damaged manifest is rebuilt from the files that verify. Its parts:
   :mod:`~tooling.resilience.manifest` (what the folder holds) and
   :mod:`~tooling.resilience.saving` (how the bytes get there).
+- :class:`~tooling.resilience.distributed_checkpoint.DistributedCheckpointManager`: the same
+  promises for sharded (FSDP2, DTensor) state through torch.distributed.checkpoint, on every
+  rank: a step is committed only once every rank's shards are durable, all ranks fall back
+  together, a checkpoint reshards on load, async saves block only for staging. Its parts:
+  :mod:`~tooling.resilience.dcp_manifest` and :mod:`~tooling.resilience.dcp_shards`.
 - :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
@@ -13,6 +18,23 @@
 - :func:`tooling.resilience.ranks.any_rank` / :func:`~tooling.resilience.ranks.shutdown`: one
   rank's stop flag reaches every rank; a process-group teardown that cannot abort at exit.
 - :mod:`tooling.resilience.compare`: where two runs first diverge; reproducibility check.
+- :class:`RunReporter`: the training loop's step, loss, throughput and last verified checkpoint
+  in the run record, once a minute, from a daemon thread and a writer process that never stall
+  training (rank 0).
 
-Each imports torch lazily enough that ``tooling`` itself never needs it.
+Each imports torch lazily enough that ``tooling`` itself never needs it; the names below are
+imported on first use (``from tooling.resilience import RunReporter``), so importing one
+primitive does not import the others.
 """
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_LAZY = {"RunReporter": "tooling.resilience.reporter"}  # name -> module
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,104 @@
+"""Machine writes to a run record (tooling.records.feed): only machine fields, bounded, never a person's edit lost."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from support import snapshot, tooling
+from tooling.errors import UserError
+from tooling.records.feed import feed_run
+from tooling.records.load import load_file
+
+NOW = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
+HAND_WRITTEN = """\
+# The live page of demo-7b; the on-call person keeps the summary current.
+kind: run
+id: demo-7b
+title: Demo 7B pretraining
+owner: alice
+summary: stable since the restart   # written by a person
+state: running
+progress:
+  total_steps: 100000   # planned by a person; machines never touch it
+known_issues:
+  - incident: INC-0002
+    summary: Intermittent NCCL timeouts on node017
+updated_at: 2026-11-28T09:00:00+00:00
+"""
+
+
+@pytest.fixture
+def run_file(repo: Path) -> Path:
+    path = repo / "runbooks" / "runs" / "demo-7b.yaml"
+    path.write_text(HAND_WRITTEN)
+    return path
+
+
+def data(path: Path) -> dict:  # type: ignore[type-arg]
+    return load_file(str(path)).data
+
+
+def test_only_machine_fields_change_and_comments_and_updated_at_stay(repo: Path, run_file: Path) -> None:
+    feed_run(repo, "demo-7b", now=NOW, progress={"step": 1200, "loss": 2.5},
+             sample={"step": 1200, "loss": 2.5, "tokens_per_s": 3900.0},
+             checkpoint={"step": 1000, "path": "/ckpt/ckpt-00001000.pt", "verified": True},
+             events=[{"kind": "start", "job_id": "4242_1", "host": "node017"}])
+    text = run_file.read_text()
+    assert text == HAND_WRITTEN.replace("""\
+progress:
+  total_steps: 100000   # planned by a person; machines never touch it
+""", """\
+progress:
+  step: 1200
+  total_steps: 100000   # planned by a person; machines never touch it
+  loss: 2.5
+last_good_checkpoint:
+  step: 1000
+  path: /ckpt/ckpt-00001000.pt
+  verified: true
+feed:
+  heartbeat_at: 2026-11-28T12:00:00+00:00
+  samples:
+    - {at: 2026-11-28T12:00:00+00:00, step: 1200, loss: 2.5, tokens_per_s: 3900.0}
+  events:
+    - {at: 2026-11-28T12:00:00+00:00, kind: start, job_id: '4242_1', host: node017}
+""")
+    assert tooling("validate", "--strict", "--now", NOW.isoformat(), cwd=repo).returncode == 0
+
+
+def test_one_sample_per_interval_and_only_the_last_48_hours(repo: Path, run_file: Path) -> None:
+    start = NOW - timedelta(hours=50)  # a sample every half hour for 50 hours, as an earlier writer left them
+    old = "".join(f"    - {{at: {(start + timedelta(minutes=30 * i)).isoformat()}, step: {i}}}\n" for i in range(100))
+    run_file.write_text(HAND_WRITTEN.replace("known_issues:", f"feed:\n  samples:\n{old}known_issues:"))
+    for minute, step in ((31, 1000), (33, 1001), (45, 1002)):  # intervals of 10 minutes: 12:30, 12:30, 12:40
+        feed_run(repo, "demo-7b", now=NOW + timedelta(minutes=minute), sample={"step": step}, sample_every=600)
+    samples = data(run_file)["feed"]["samples"]
+    times = [datetime.fromisoformat(s["at"]) for s in samples]
+    last = NOW + timedelta(minutes=45)
+    assert times[0] == last - timedelta(hours=48) + timedelta(minutes=15)  # older than 12:45 two days ago: gone
+    assert [s["step"] for s in samples[-3:]] == [99, 1001, 1002]  # 12:33 replaced 12:31: the newest of its interval
+    assert len(samples) == 94 + 2  # the old ones from 13:00 on, and two new ones
+
+
+def test_events_keep_the_last_200(repo: Path, run_file: Path) -> None:
+    for batch in range(3):
+        feed_run(repo, "demo-7b", now=NOW, events=[{"kind": "signal", "job_id": str(batch * 100 + i), "signal": "USR1"}
+                                                   for i in range(100)])
+    events = data(run_file)["feed"]["events"]
+    assert [e["job_id"] for e in events] == [str(i) for i in range(100, 300)]
+
+
+def test_a_write_that_would_not_validate_leaves_the_file_as_it_was(repo: Path, run_file: Path) -> None:
+    before = snapshot(repo)
+    with pytest.raises(UserError) as raised:
+        feed_run(repo, "demo-7b", now=NOW, events=[{"kind": "ended", "job_id": "7"}])
+    assert str(raised.value).startswith(f"{run_file}: not changed, the edit would make it invalid: ")
+    assert "ended" in str(raised.value)
+    run_file.write_text(HAND_WRITTEN.replace("state: running", "state: [running"))
+    broken = snapshot(repo)
+    with pytest.raises(UserError) as raised:
+        feed_run(repo, "demo-7b", now=NOW, progress={"step": 1})
+    assert str(raised.value).startswith(f"not changed, fix the file by hand first: {run_file}:")
+    assert snapshot(repo) == broken != before

@@ -1,0 +1,171 @@
+"""RunReporter: a real training loop's progress in its run record, never at the loop's expense."""
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+
+from support import CORPUS, snapshot
+from tooling.records.load import load_file
+from tooling.resilience import RunReporter
+from tooling.resilience.checkpoint import CheckpointManager
+
+RUN_FILE = Path("runbooks") / "runs" / "demo-7b.yaml"
+
+
+def train(steps: int, reporter: RunReporter, manager: CheckpointManager | None = None, *,
+          save_every: int = 10) -> None:
+    """A small real loop: model, AdamW, a loss tensor handed to the reporter each step."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for step in range(1, steps + 1):
+        x = torch.randn(8, 16)
+        loss = (model(x) - x[:, :1]).pow(2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        reporter.step(step, loss=loss, tokens=step * 8)
+        if manager is not None and step % save_every == 0:
+            manager.save({"model": model.state_dict()}, step)
+
+
+def record(root: Path) -> dict:  # type: ignore[type-arg]
+    return load_file(str(root / RUN_FILE)).data
+
+
+def test_progress_and_the_last_verified_checkpoint_at_a_bounded_rate(repo: Path, tmp_path: Path) -> None:
+    before = record(repo)
+    with CheckpointManager(tmp_path / "ckpt", keep=2) as manager:
+        with RunReporter("demo-7b", root=repo, every=3600, checkpoints=manager, total_steps=1000) as reporter:
+            train(50, reporter, manager)
+        # the first step writes at once; then nothing for an hour but the final write at close
+        assert reporter.writes == 2
+        ckpt = manager.directory.resolve() / manager.entries[-1].file
+    after = record(repo)
+    progress = after["progress"]
+    assert (progress["step"], progress["total_steps"], progress["tokens_seen"]) == (50, 1000, "400")
+    assert isinstance(progress["loss"], float)
+    assert {k: v for k, v in after["last_good_checkpoint"].items() if k != "saved_at"} == {
+        "step": 50, "path": str(ckpt), "verified": True}
+    [sample] = after["feed"]["samples"]  # both writes fell into one sampling interval: the newer one stays
+    assert sample["step"] == 50 and sample["at"] <= after["feed"]["heartbeat_at"]
+    assert after["updated_at"] == before["updated_at"]  # a person's date, not the machine's
+    checked = subprocess.run([sys.executable, "-m", "tooling", "validate"], cwd=repo, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_damaged_newest_checkpoint_is_not_the_last_good_one(repo: Path, tmp_path: Path) -> None:
+    with CheckpointManager(tmp_path / "ckpt", keep=3) as manager:
+        reporter = RunReporter("demo-7b", root=repo, every=3600, checkpoints=manager)
+        train(30, reporter, manager)
+        newest = manager.directory / manager.entries[-1].file
+        data = bytearray(newest.read_bytes())
+        data[len(data) // 2] ^= 0xFF  # a torn write the manifest does not know about
+        newest.write_bytes(bytes(data))
+        reporter.close()
+    assert record(repo)["last_good_checkpoint"]["step"] == 20
+
+
+def test_only_rank_0_reports(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RANK", "1")  # as torchrun sets it for the second rank
+    before = snapshot(repo)
+    with RunReporter("demo-7b", root=repo, every=0) as reporter:
+        train(5, reporter)
+    assert (reporter.active, reporter.writes, reporter.flush()) == (False, 0, True)
+    assert snapshot(repo) == before
+
+
+@pytest.fixture
+def read_only_repo(tmp_path: Path) -> Iterator[Path]:
+    """The corpus on a tmpfs of its own, remounted read-only (root only), unmounted afterwards."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        for folder in ("incidents", "runbooks"):
+            subprocess.run(["cp", "-r", str(CORPUS / folder), str(mount)], check=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_an_unwritable_repository_costs_one_log_line_and_no_step(read_only_repo: Path,
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
+    before = snapshot(read_only_repo)
+    caplog.set_level(logging.WARNING, logger="tooling.resilience.reporter")
+    with RunReporter("demo-7b", root=read_only_repo, every=0.01) as reporter:
+        for _ in range(20):  # twenty rounds of steps, each asking for a write
+            train(5, reporter)
+            time.sleep(0.02)
+    assert reporter.writes == 0
+    assert caplog.messages == [
+        f"run reporter: could not write run record demo-7b under {read_only_repo} (training goes on; said once): "
+        f"OSError: [Errno 30] Read-only file system: '{read_only_repo / RUN_FILE}'"]
+    assert snapshot(read_only_repo) == before
+
+
+def test_a_record_locked_for_long_never_stalls_the_loop(repo: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Another process holds the record's lock (a person's slow `tooling set`, say) while training runs."""
+    path = repo / RUN_FILE
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(path)!r}, os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('locked', flush=True); sys.stdin.read()")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        caplog.set_level(logging.WARNING, logger="tooling.resilience.reporter")
+        reporter = RunReporter("demo-7b", root=repo, every=0.05, lock_timeout=0.5)
+        started = time.monotonic()
+        train(200, reporter)
+        trained = time.monotonic() - started
+        assert not reporter.flush(timeout=2.0)  # still locked: the write waits and gives up, not the loop
+    finally:
+        holder.communicate("")
+    assert reporter.writes == 0 and len(caplog.messages) == 1, caplog.messages
+    assert caplog.messages[0].endswith(f"LockTimeout: {path}: still locked by another writer after 0.5 s")
+    assert reporter.flush(timeout=30.0)  # the lock is free again: the next write goes through
+    reporter.close()
+    assert record(repo)["progress"]["step"] == 200
+    print(f"200 steps while the record was locked: {trained:.2f} s")
+
+
+def test_the_writer_process_goes_with_a_killed_trainer(repo: Path) -> None:
+    """The writes run in a process of their own (no GIL shared with training); a SIGKILL of the
+    trainer, which runs no cleanup, must not leave it behind."""
+    trainer = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from tooling.resilience import RunReporter\n"
+        f"reporter = RunReporter('demo-7b', root={str(repo)!r}, every=0.0)\n"
+        "reporter.step(1, loss=0.5)\n"
+        "assert reporter.flush()\n"
+        "print(reporter._writer._process.pid, flush=True)\n"
+        "time.sleep(600)")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert trainer.stdout is not None
+        writer = int(trainer.stdout.readline())
+        assert Path(f"/proc/{writer}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"tooling.resilience.record_writer"]
+        assert record(repo)["progress"]["step"] == 1
+    finally:
+        trainer.kill()
+        trainer.wait()
+    deadline = time.monotonic() + 10
+    while running(writer):
+        assert time.monotonic() < deadline, "the writer process outlived the trainer"
+        time.sleep(0.05)
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False

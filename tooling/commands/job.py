@@ -1,0 +1,32 @@
+"""`tooling job RUN -- TRAINER...`: run a SLURM job's trainer, its start, signals, requeue and end
+recorded in the run record (see :mod:`tooling.slurm.wrap`); `--prolog`/`--epilog`: the same from
+the Prolog and Epilog an admin installs (see :mod:`tooling.slurm.hooks`)."""
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+
+from tooling.errors import UsageError
+
+
+def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
+    command = args.trainer[1:] if args.trainer[:1] == ["--"] else args.trainer
+    fixed = args.now if getattr(args, "now", None) else None  # --now: every event at that time (tests)
+
+    def clock() -> datetime:
+        return fixed or datetime.now().astimezone().replace(microsecond=0)
+
+    if args.hook is not None:
+        if command:
+            raise UsageError(f"--{args.hook}: takes no command; expected either --{args.hook} or -- COMMAND...")
+        from tooling.slurm.hooks import run_hook
+        return run_hook(args.hook, root=root, run=args.run, clock=clock)
+    if not command:
+        raise UsageError("COMMAND: missing; expected the trainer after --, e.g. tooling job RUN -- python train.py")
+    from tooling.slurm.wrap import run_job
+    return run_job(command, root=root, run=args.run, log=args.log, clock=clock)
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return job_command(args, root=root, now=now)

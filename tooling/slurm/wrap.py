@@ -1,0 +1,142 @@
+"""``tooling job RUN -- TRAINER...``: the batch script's trainer, with its job in the run's timeline.
+
+Used by an ordinary user in an sbatch script, no root needed (``exec`` it, so that it is the
+batch shell and gets ``--signal=B:USR1@...`` itself):
+
+- at start: a ``requeue`` event when SLURM_RESTART_COUNT says the job came back from the queue,
+  then ``start`` (job id, array task, node);
+- each signal the scheduler sends (USR1 before the time limit, TERM on scancel, preemption or the
+  limit itself): a ``signal`` event, and the signal passed on to the trainer;
+- at the trainer's exit: ``end`` with its exit code, the job's state (scontrol) and the run's last
+  reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft incident, linked from
+  the event.
+
+The job always comes first: a record that cannot be written is said once on stderr and the
+trainer runs, and the wrapper exits with the trainer's status, whatever happened to the record.
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tooling.fs.lock import LockTimeout
+from tooling.records.edit import StillChanging
+from tooling.records.feed import feed_run
+from tooling.records.layout import path_of
+from tooling.records.load import load_file
+from tooling.slurm.ending import draft_failure, end_event, failed
+from tooling.slurm.job import Job, end_state, exit_status, show
+
+FORWARDED = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+POLL_SECONDS = 0.2
+RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5
+
+
+class Recorder:
+    """Writes events of one job into one run record; a failure is said once and never raised.
+
+    An event happens once, unlike the reporter's progress: a write that lost a race (the lock
+    held by the trainer's reporter, a person's editor saving meanwhile) is tried again for up to
+    ``RETRY_SECONDS``.
+    """
+
+    def __init__(self, *, root: Path, run: str, clock: Callable[[], datetime]) -> None:
+        self.root, self.run, self.clock = root, run, clock
+        self._said: set[str] = set()
+
+    def events(self, *events: dict[str, Any]) -> None:
+        items = [{k: v for k, v in e.items() if v is not None} for e in events]
+        now, deadline = self.clock(), time.monotonic() + RETRY_SECONDS  # a retried event keeps its time
+        while True:
+            try:
+                feed_run(self.root, self.run, now=now, events=items, lock_timeout=5.0)
+                return
+            except Exception as exc:  # the job goes on whatever the record does
+                if not isinstance(exc, (LockTimeout, StillChanging)) or time.monotonic() > deadline:
+                    self.warn(f"could not write run record {self.run} under {self.root} (the job goes on): {exc}")
+                    return
+            time.sleep(RETRY_PAUSE)
+
+    def warn(self, message: str) -> None:
+        if message not in self._said:
+            self._said.add(message)
+            print(f"tooling job: {message}", file=sys.stderr, flush=True)
+
+    def last_step(self) -> int | None:
+        """The step the run record last heard of (from the reporter), if any."""
+        try:
+            data = load_file(str(path_of(self.root, self.run, kinds=["run"]))).data
+        except Exception:  # only a nicety of the end event
+            return None
+        step = data.get("progress", {}).get("step") if isinstance(data, dict) else None
+        return step if isinstance(step, int) else None
+
+
+def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None,
+            clock: Callable[[], datetime], job: Job | None = None) -> int:
+    """Run ``command`` as the job's trainer, recording the job; returns the trainer's exit status."""
+    recorder = Recorder(root=root, run=run, clock=clock)
+    job = job or Job.from_environment()
+    if job is None:
+        recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
+        return subprocess.call(command)
+    restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
+    recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
+    received: list[str] = []
+    children: list[subprocess.Popen[bytes]] = []
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        received.append(signal.Signals(signum).name.removeprefix("SIG"))
+        for child in children:
+            try:
+                child.send_signal(signum)
+            except ProcessLookupError:  # it has already exited
+                pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
+    try:
+        children.append(subprocess.Popen(command))
+        for name in list(received):  # came while the trainer was being started: it gets them now
+            children[0].send_signal(signal.Signals[f"SIG{name}"])
+        status = _wait(children[0], received, recorder, job)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    _end(recorder, job, status, terminated="TERM" in received, log=log)
+    return status
+
+
+def _wait(child: subprocess.Popen[bytes], received: list[str], recorder: Recorder, job: Job) -> int:
+    """Wait for the trainer, writing each signal's event as it comes."""
+    written = 0
+    while True:
+        try:
+            returncode = child.wait(timeout=POLL_SECONDS)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        while written < len(received):
+            recorder.events(job.event("signal", signal=received[written]))
+            written += 1
+        if returncode is not None:
+            return exit_status(returncode)
+
+
+def _end(recorder: Recorder, job: Job, status: int, *, terminated: bool, log: Path | None) -> None:
+    info = show(job.slurm_id)
+    state = end_state(job, info, exit_code=status, terminated=terminated)
+    incident = None
+    if failed(state):
+        log = log or (Path(info["StdOut"]) if info.get("StdOut") else None)
+        try:
+            incident = draft_failure(root=recorder.root, now=recorder.clock(), run=recorder.run, job=job,
+                                     exit_code=status, state=state, log=log)
+        except Exception as exc:  # the end event is still worth writing without its incident
+            recorder.warn(f"could not draft the incident of job {job.job_id} (the event is written without it): {exc}")
+    recorder.events(end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident))
