@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from tooling import arguments
 from tooling.error_handler import run_handled
 from tooling.errors import UsageError
 
@@ -17,12 +16,12 @@ def _parser() -> argparse.ArgumentParser:
         "Resilience playbook: records of incidents, postmortems and training runs, "
         "validated and rendered into a site."))
     parser.add_argument("--root", type=Path, help="repository root (default: found upward from here)")
-    parser.add_argument("--now", type=_timestamp, metavar="TIME",
+    parser.add_argument("--now", type=arguments.timestamp, metavar="TIME",
                         help="the time every command takes as now, e.g. 2026-11-29T12:00:00+00:00 "
                              "(default: the clock; for reproducible builds and tests)")
     # --now is also accepted after the command; SUPPRESS keeps the top-level value when it is not
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--now", type=_timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    common.add_argument("--now", type=arguments.timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in (_records, _feeds, _logs, _site, _analyses, _diagnosis):
         add(sub, common)
@@ -33,7 +32,7 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     check = sub.add_parser("validate", parents=[common], help="check records against their schemas and each other")
     check.add_argument("paths", nargs="*", help="files or folders (default: incidents/ and runbooks/)")
     check.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    check.add_argument("-j", "--jobs", type=_positive, help="worker processes (default: one per core)")
+    check.add_argument("-j", "--jobs", type=arguments.positive, help="worker processes (default: one per core)")
 
     incident = sub.add_parser("new-incident", parents=[common], help="scaffold incidents/INC-NNNN.yaml")
     incident.add_argument("--title")
@@ -44,7 +43,7 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     incident.add_argument("--signature", action="append", dest="signatures", metavar="TEXT",
                           help="verbatim error signature from the logs (repeatable)")
     incident.add_argument("--node", action="append", dest="nodes", metavar="HOST", help="affected node (repeatable)")
-    incident.add_argument("--rank", action="append", dest="ranks", type=_natural, metavar="N",
+    incident.add_argument("--rank", action="append", dest="ranks", type=arguments.natural, metavar="N",
                           help="affected rank (repeatable)")
     incident.add_argument("--detected-at", help="when it was noticed (default: now), e.g. 2026-03-14T02:47:00+00:00")
     incident.add_argument("--reported-by", help="who files it (default: $USER)")
@@ -72,12 +71,12 @@ def _feeds(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> 
     report = sub.add_parser("report", parents=[common], help="record a run's progress, checkpoint or scheduler event "
                             "in its run record (for non-Python loops and hooks)")
     report.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
-    report.add_argument("--step", type=_natural, help="the step reached")
-    report.add_argument("--loss", type=_finite, help="training loss at that step")
-    report.add_argument("--tokens", type=_natural, help="tokens seen so far")
-    report.add_argument("--tokens-per-s", type=_non_negative, help="throughput, tokens per second for the whole job")
-    report.add_argument("--total-steps", type=_positive, help="planned steps")
-    report.add_argument("--checkpoint-step", type=_natural, help="step of the newest good checkpoint")
+    report.add_argument("--step", type=arguments.natural, help="the step reached")
+    report.add_argument("--loss", type=arguments.finite, help="training loss at that step")
+    report.add_argument("--tokens", type=arguments.natural, help="tokens seen so far")
+    report.add_argument("--tokens-per-s", type=arguments.non_negative, help="throughput, tokens per second for the whole job")
+    report.add_argument("--total-steps", type=arguments.positive, help="planned steps")
+    report.add_argument("--checkpoint-step", type=arguments.natural, help="step of the newest good checkpoint")
     report.add_argument("--checkpoint-path", help="where that checkpoint is")
     report.add_argument("--checkpoint-verified", action="store_true", help="its checksum was verified after writing")
     report.add_argument("--event", choices=["start", "signal", "requeue", "end"], help="a scheduler event")
@@ -88,7 +87,7 @@ def _feeds(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> 
     report.add_argument("--signal", help="signal name, for --event signal (USR1, TERM)")
     report.add_argument("--incident", help="the incident drafted for a failed end, for --event end")
     report.add_argument("--detail", help="anything else worth one line, for --event")
-    report.add_argument("--sample-every", type=_seconds, default=1800.0, metavar="SECONDS",
+    report.add_argument("--sample-every", type=arguments.seconds, default=1800.0, metavar="SECONDS",
                         help="keep one progress sample per this many seconds (default: %(default)g)")
 
     job = sub.add_parser("job", parents=[common], help="run a SLURM job's trainer; its start, signals, requeue, "
@@ -119,10 +118,10 @@ def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
     place = watch.add_mutually_exclusive_group(required=True)
     place.add_argument("--run", help="the run the incidents belong to (runbooks/runs/<id>.yaml)")
     place.add_argument("--cluster", help="file the incidents with scope cluster, under this cluster name")
-    watch.add_argument("--stall-after", type=_minutes, metavar="MINUTES", help="no progress line for this long is a "
+    watch.add_argument("--stall-after", type=arguments.minutes, metavar="MINUTES", help="no progress line for this long is a "
                        "hang (default: the run record's feed.stall_after_minutes, else 30)")
     watch.add_argument("--once", action="store_true", help="read what the logs hold now, file it, exit")
-    watch.add_argument("--interval", type=_seconds, default=1.0, metavar="SECONDS",
+    watch.add_argument("--interval", type=arguments.seconds, default=1.0, metavar="SECONDS",
                        help="between polls (default: %(default)g)")
     watch.add_argument("--state", type=Path, metavar="FILE", help="the offset file (default: one per repository, "
                        "run and logs in $XDG_STATE_HOME/tooling/watch/)")
@@ -145,11 +144,11 @@ def _site(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
     build.add_argument("--render-only", action="store_true", help="only write docs/generated/, skip mkdocs")
 
     serve = sub.add_parser("serve", parents=[common], help="build, serve with live reload, re-render when a record changes")
-    serve.add_argument("--dev-addr", default="127.0.0.1:8000", type=_address, help="host:port (default: %(default)s)")
+    serve.add_argument("--dev-addr", default="127.0.0.1:8000", type=arguments.address, help="host:port (default: %(default)s)")
 
     publish = sub.add_parser("publish", parents=[common], help="deploy a version of the site with mike (gh-pages branch)")
-    publish.add_argument("version", type=_version, help="version name, e.g. 0.3 or 2026-11-29")
-    publish.add_argument("--alias", default="latest", type=_version, help="alias to point at it (default: %(default)s)")
+    publish.add_argument("version", type=arguments.version, help="version name, e.g. 0.3 or 2026-11-29")
+    publish.add_argument("--alias", default="latest", type=arguments.version, help="alias to point at it (default: %(default)s)")
     publish.add_argument("--branch", default="gh-pages", help="branch holding the versions (default: %(default)s)")
     publish.add_argument("--push", action="store_true", help="push the branch to its remote")
     publish.add_argument("--no-set-default", dest="set_default", action="store_false",
@@ -175,8 +174,8 @@ def _analyses(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) 
 def _diagnosis(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     stacks = sub.add_parser("stacks", parents=[common], help="py-spy every rank, group identical stacks, name the hung rank")
     where = stacks.add_mutually_exclusive_group(required=True)
-    where.add_argument("--pid", type=_natural, help="PID of torchrun: its children are the ranks")
-    where.add_argument("--pids", type=_pid_list, help="rank PIDs, comma-separated")
+    where.add_argument("--pid", type=arguments.natural, help="PID of torchrun: its children are the ranks")
+    where.add_argument("--pids", type=arguments.pid_list, help="rank PIDs, comma-separated")
     where.add_argument("--slurm-job", metavar="JOBID", help="the job's rank processes on this node")
     where.add_argument("--dumps", nargs="+", type=Path, metavar="FILE",
                        help="saved py-spy dumps (text or --json), one per rank, e.g. rank-3.json")
@@ -186,101 +185,21 @@ def _diagnosis(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
 
     tri = sub.add_parser("triage", parents=[common], help="walk a diagnostic ladder on this machine, cheapest check first")
     tri.add_argument("symptom", choices=["nan", "hang", "divergence", "crash", "checkpoint", "slowdown"])
-    tri.add_argument("--pid", type=_natural, help="PID of a training process, for the py-spy checks")
-    tri.add_argument("--timeout", type=_seconds, default=5.0, help="seconds per check (default: %(default)s)")
+    tri.add_argument("--pid", type=arguments.natural, help="PID of a training process, for the py-spy checks")
+    tri.add_argument("--timeout", type=arguments.seconds, default=5.0, help="seconds per check (default: %(default)s)")
     tri.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")
 
     dog = sub.add_parser("watchdog", parents=[common], help="run a job under the hang watchdog: when its ranks stop "
                          "beating, dump every rank's stack, draft a hang incident, kill the job, exit 75")
     dog.add_argument("--run", required=True, help="the run a hang incident is for (runbooks/runs/<id>.yaml)")
-    dog.add_argument("--timeout", type=_seconds, default=600.0, metavar="SECONDS",
+    dog.add_argument("--timeout", type=arguments.seconds, default=600.0, metavar="SECONDS",
                      help="longest time without a beat from some rank (default: %(default)g)")
-    dog.add_argument("--startup-timeout", type=_seconds, default=900.0, metavar="SECONDS",
+    dog.add_argument("--startup-timeout", type=arguments.seconds, default=900.0, metavar="SECONDS",
                      help="longest time from the start to every rank's first beat (default: %(default)g)")
     dog.add_argument("--stacks", choices=["auto", "py-spy", "faulthandler"], default="auto",
                      help="how to take the stacks (default: py-spy, faulthandler where py-spy cannot attach)")
     dog.add_argument("--dir", type=Path, help="folder of the heartbeats (default: a temporary one, removed after)")
     dog.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the job: torchrun and its arguments")
-
-
-def _timestamp(text: str) -> datetime:
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a timestamp such as 2026-11-29T12:00:00+00:00 "
-                                         f"but received: {text!r}") from None
-    if when.tzinfo is None:
-        raise argparse.ArgumentTypeError(f"expected a timestamp with a timezone offset but received: {text!r}")
-    return when
-
-
-def _address(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected host:port such as 127.0.0.1:8000 but received: {text!r}")
-    return text
-
-
-def _version(text: str) -> str:
-    # mike makes it a folder of the gh-pages branch: a plain name, never a path
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}", text):
-        raise argparse.ArgumentTypeError("expected a version name of letters, digits, dots and dashes "
-                                         f"such as 0.3 or 2026-11-29 but received: {text!r}")
-    return text
-
-
-def _natural(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0 but received: {text!r}")
-    return int(text)
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 but received: {text!r}")
-    return int(text)
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):  # nan is the one value unequal to itself
-        raise argparse.ArgumentTypeError(f"expected a finite number but received: {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    value = _finite(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0 but received: {text!r}")
-    return value
-
-
-def _pid_list(text: str) -> list[int]:
-    return [_positive(p.strip()) for p in text.split(",")]
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 3600:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"expected seconds between 0 and 3600 but received: {text!r}")
-    return value
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 10080:  # also refuses nan and inf
-        raise argparse.ArgumentTypeError(f"expected minutes above 0 and at most 10080 (a week), such as 30 or 0.5, "
-                                         f"but received: {text!r}")
-    return value
 
 
 def _check_text(argv: Sequence[str]) -> None:
