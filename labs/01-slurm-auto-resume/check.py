@@ -176,11 +176,15 @@ def time_limit_warning(out: Path, records: Path) -> None:
     try:
         until(lambda: "USR1: saved step" in printed(), "SLURM's USR1 before the time limit", seconds=180)
         saved = int(re.findall(r"USR1: saved step (\d+)", printed())[0])
+        # back from the queue after cred_expire + 1 s (scripts/slurm-local), then torch's import:
+        # seconds on a quiet machine, once more than two minutes on a loaded one
         until(lambda: f"restart 1: resumed from step {saved}" in printed(), f"{task} resuming from {saved}",
-              seconds=120)  # back from the queue after cred_expire + 1 s (scripts/slurm-local)
+              seconds=300)
         until(lambda: progress_around_requeue(records, task, saved)[1], f"{task}'s progress after the resume")
     except AssertionError:
-        print(f"--- {output.name}\n{printed()[-1500:]}", file=sys.stderr)
+        state = subprocess.run(["scontrol", "show", "job", task], capture_output=True, text=True).stdout
+        print(f"--- {output.name}\n{printed()[-1500:]}\n--- scontrol show job {task}\n{state}\n--- run record "
+              f"events of {task}: {in_order(records, task, [])}", file=sys.stderr)
         raise
     finally:
         subprocess.run(["scancel", job], capture_output=True)
