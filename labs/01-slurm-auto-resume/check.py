@@ -160,13 +160,14 @@ def interrupt(out: Path, job: str, rng: random.Random, person: Person) -> dict[s
 
 
 def time_limit_warning(out: Path, records: Path) -> None:
-    """SLURM sends USR1 once less than 90 s of the 2-minute limit are left: 30 s of training
-    first. slurmctld looks at time limits only every ~30 s and the trainer needs seconds to start
-    (torch's import), so the margin is wide: a 1-minute limit with a 50-s warning was missed on a
-    loaded machine. The job requeues itself and the same job id resumes: the run record then holds
-    both runs of the job, their events and their progress."""
+    """slurmctld looks at time limits every 30 s and sends the warning at the first look that
+    finds less than 60 + 30 s of the 3-minute limit left: 90 to 120 s into the job. It sends it
+    once, and drops it while the job is still in its Prolog, so the warning must not be due at
+    the start: `--time=2 --signal=B:USR1@90` (due at once) ended in a plain time-out on a loaded
+    machine (slurmctld's job_mgr.c, send_job_warn_signal). The job requeues itself and the same job
+    id resumes: the run record then holds both runs of the job, their events and their progress."""
     out.mkdir()
-    job = sh("sbatch", "--parsable", "--array=1", "--time=2", "--signal=B:USR1@90", f"--chdir={out}",
+    job = sh("sbatch", "--parsable", "--array=1", "--time=3", "--signal=B:USR1@60", f"--chdir={out}",
              f"--export={export(out, records)}", str(HERE / "job.sbatch"), "--total-steps", "1000000",
              "--ckpt-every", str(CKPT_EVERY), "--step-seconds", "0.02", "--requeue", "--report-every", "1")
     task, output = f"{job}_1", out / f"lab1-auto-resume-{job}_1.out"
@@ -174,7 +175,7 @@ def time_limit_warning(out: Path, records: Path) -> None:
     def printed() -> str:
         return output.read_text() if output.exists() else ""
     try:
-        until(lambda: "USR1: saved step" in printed(), "SLURM's USR1 before the time limit", seconds=180)
+        until(lambda: "USR1: saved step" in printed(), "SLURM's USR1 before the time limit", seconds=240)
         saved = int(re.findall(r"USR1: saved step (\d+)", printed())[0])
         # back from the queue after cred_expire + 1 s (scripts/slurm-local), then torch's import:
         # seconds on a quiet machine, once more than two minutes on a loaded one
