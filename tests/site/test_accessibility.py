@@ -1,5 +1,6 @@
-"""Every page type, in both palettes and both editions, in real Chromium: axe-core finds no
-serious or critical violation, the console shows no error and no request fails.
+"""Every page type, in both palettes and both editions, on a 1280-px desktop and a 390-px phone
+(touch, no hover), in real Chromium: axe-core finds no serious or critical violation, the console
+shows no error, no request fails and nothing is wider than the screen.
 
 axe-core is vendored from npm (tests/site/vendor/axe-core/, see its README.txt) and injected
 into each page, so the check runs offline.
@@ -48,11 +49,20 @@ RUN_AXE = """async () => {
 }"""
 
 
-@pytest.fixture(params=list(PALETTES))
+# A desktop, and a phone: mkdocs-material changes behaviour without hover (code blocks), not only
+# layout, so the phone is emulated as one (touch, no hover), not only as a narrow window.
+SCREENS = {"1280": {"viewport": {"width": 1280, "height": 800}},
+           "phone-390": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+                         "device_scale_factor": 3}}
+
+
+@pytest.fixture(params=[(palette, screen) for screen in SCREENS for palette in PALETTES],
+                ids=lambda param: f"{param[1]}-{param[0]}")
 def palette_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[str, Page]]:
-    """A tab whose OS setting asks for the light or the dark palette."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=request.param)
-    yield request.param, context.new_page()
+    """A tab on a desktop or a phone whose OS setting asks for the light or the dark palette."""
+    palette, screen = request.param
+    context = browser.new_context(color_scheme=palette, **SCREENS[screen])
+    yield palette, context.new_page()
     context.close()
 
 
@@ -69,5 +79,6 @@ def test_page_loads_cleanly_and_axe_finds_nothing_serious(palette_page: tuple[st
     page.wait_for_load_state("networkidle")
     assert page.locator("body").get_attribute("data-md-color-scheme") == PALETTES[scheme]
     assert problems == []
+    assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0, "wider than the screen"
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(RUN_AXE) == []
