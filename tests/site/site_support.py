@@ -9,7 +9,10 @@ import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from datetime import datetime
+from typing import Callable, Iterator
+
+from playwright.sync_api import Browser, BrowserContext, Page
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOW = "2026-11-29T12:00:00+00:00"
@@ -80,14 +83,19 @@ def copy_project(root: Path, extra: dict[str, str] | None = None) -> Path:
     return root
 
 
-def build_site(root: Path) -> Path:
-    """The copy with a stale run, a hostile record and an overdue postmortem, built into ``root/site``."""
-    copy_project(root, {"runbooks/runs/stale-13b.yaml": STALE_RUN, "incidents/INC-0900.yaml": XSS_INCIDENT,
-                        "incidents/PM-0900.yaml": OVERDUE_POSTMORTEM})
+def build_copy(root: Path, extra: dict[str, str]) -> Path:
+    """A copy of this project plus ``extra`` files, built with ``--now NOW`` into ``root/site``."""
+    copy_project(root, extra)
     result = subprocess.run([sys.executable, "-m", "tooling", "build", "--now", NOW, "--site-dir", "site"],
                             cwd=root, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return root / "site"
+
+
+def build_site(root: Path) -> Path:
+    """The copy with a stale run, a hostile record and an overdue postmortem, built into ``root/site``."""
+    return build_copy(root, {"runbooks/runs/stale-13b.yaml": STALE_RUN, "incidents/INC-0900.yaml": XSS_INCIDENT,
+                             "incidents/PM-0900.yaml": OVERDUE_POSTMORTEM})
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -104,3 +112,34 @@ def served(site: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
+
+
+Opener = Callable[..., Page]
+
+
+@contextmanager
+def page_opener(browser: Browser, site_url: str, *, at: datetime | None = None) -> Iterator[Opener]:
+    """open_page(path, at=..., javascript=..., scheme=...): a fresh tab whose clock starts at
+    ``at`` and runs on from there (``page.clock.fast_forward`` jumps it ahead, firing the scripts'
+    timers). A frozen clock (``set_fixed_time``) would stall mkdocs-material's debounced search.
+    Any dialog a page opens means record text ran as script: the tabs' end fails then."""
+    contexts: list[BrowserContext] = []
+    dialogs: list[str] = []
+
+    def open_page(path: str, *, at: datetime | None = at, javascript: bool = True, scheme: str = "light") -> Page:
+        context = browser.new_context(java_script_enabled=javascript, color_scheme=scheme,
+                                      viewport={"width": 1400, "height": 1000})
+        contexts.append(context)
+        page = context.new_page()
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        if at is not None:  # a page without JavaScript has no clock to set
+            page.clock.install(time=at)
+        page.goto(site_url + path)
+        return page
+
+    try:
+        yield open_page
+    finally:
+        for context in contexts:
+            context.close()
+    assert dialogs == [], "record text ran as script"

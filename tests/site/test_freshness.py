@@ -5,21 +5,15 @@ here is freshness.js recomputing the stale banners and on-call from the times in
 """
 from __future__ import annotations
 
-import functools
 import html.parser
-import http.server
-import subprocess
-import sys
-import threading
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import markdown
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from site_support import NOW, copy_project
+from site_support import NOW, Opener, build_copy, page_opener, served
 from tooling.site.freshness import attribute
 
 T = datetime.fromisoformat(NOW)  # the build's now: 2026-11-29T12:00Z
@@ -67,48 +61,15 @@ DEMO = "Demo 7B pretraining, 3T tokens on atlas"  # this project's run, updated 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """This project's records plus the two runs above, built with --now T and served locally."""
-    root = copy_project(tmp_path_factory.mktemp("freshness-repo"),
-                        {"runbooks/runs/relay-1b.yaml": RELAY_RUN, "runbooks/runs/old-2b.yaml": OLD_RUN})
-    result = subprocess.run([sys.executable, "-m", "tooling", "build", "--now", NOW, "--site-dir", "site"],
-                            cwd=root, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-Opener = Callable[..., Page]
+    with served(build_copy(tmp_path_factory.mktemp("freshness-repo"), {"runbooks/runs/relay-1b.yaml": RELAY_RUN, "runbooks/runs/old-2b.yaml": OLD_RUN})) as url:
+        yield url
 
 
 @pytest.fixture
 def open_page(browser: Browser, site_url: str) -> Iterator[Opener]:
-    """open_page(path, at=..., javascript=...): a fresh tab whose clock starts at ``at`` and runs
-    on from there (Playwright's fake clock: ``page.clock.fast_forward`` jumps it ahead). A frozen
-    clock (``set_fixed_time``) would stall mkdocs-material's debounced search."""
-    contexts = []
-    dialogs: list[str] = []
-
-    def open_page(path: str, *, at: datetime | None = None, javascript: bool = True) -> Page:
-        context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1400, "height": 1000})
-        contexts.append(context)
-        page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        if at is not None:
-            page.clock.install(time=at)
-        page.goto(site_url + path)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
-    assert dialogs == [], "record text ran as script"
+    """A fresh tab per call, its clock at ``at`` when given (site_support.page_opener)."""
+    with page_opener(browser, site_url, at=None) as open_page:
+        yield open_page
 
 
 def expect_on_call(page: Page, now: str, next: str) -> None:

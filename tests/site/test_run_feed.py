@@ -6,19 +6,14 @@ readings is freshness.js recomputing the age and the stall with the reader's (Pl
 """
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import subprocess
-import sys
-import threading
 from datetime import datetime, timedelta
-from typing import Callable, Iterator
+from typing import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from site_support import NOW, copy_project
+from site_support import NOW, Opener, build_copy, page_opener, served
 from test_accessibility import AXE, RUN_AXE
 from test_dark_mode import contrast
 from tooling.site.filters import elapsed
@@ -85,49 +80,17 @@ updated_at: 2026-11-29T11:00:00+00:00
 
 @pytest.fixture(scope="module")
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = copy_project(tmp_path_factory.mktemp("feed-repo"), {
+    with served(build_copy(tmp_path_factory.mktemp("feed-repo"), {
         "runbooks/runs/hung-3b.yaml": HUNG_RUN, "runbooks/runs/done-1b.yaml": DONE_RUN,
-        "runbooks/runs/quiet-2b.yaml": QUIET_RUN, "runbooks/runs/plain-1b.yaml": PLAIN_RUN})
-    result = subprocess.run([sys.executable, "-m", "tooling", "build", "--now", NOW, "--site-dir", "site"],
-                            cwd=root, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    handler = functools.partial(_QuietHandler, directory=str(root / "site"))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-Opener = Callable[..., Page]
+        "runbooks/runs/quiet-2b.yaml": QUIET_RUN, "runbooks/runs/plain-1b.yaml": PLAIN_RUN})) as url:
+        yield url
 
 
 @pytest.fixture
 def open_page(browser: Browser, site_url: str) -> Iterator[Opener]:
-    """open_page(path, at=..., javascript=..., scheme=...): a fresh tab whose clock starts at
-    ``at`` (T unless told) and runs on (``page.clock.fast_forward`` jumps it ahead, firing the
-    script's minute timer)."""
-    contexts, dialogs = [], []
-
-    def open_page(path: str, *, at: datetime | None = T, javascript: bool = True, scheme: str = "light") -> Page:
-        context = browser.new_context(java_script_enabled=javascript, color_scheme=scheme,
-                                      viewport={"width": 1400, "height": 1000})
-        contexts.append(context)
-        page = context.new_page()
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-        if at is not None:  # a page without JavaScript has no clock to set
-            page.clock.install(time=at)
-        page.goto(site_url + path)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
-    assert dialogs == [], "record text ran as script"
+    """A fresh tab per call, its clock at T unless told (site_support.page_opener)."""
+    with page_opener(browser, site_url, at=T) as open_page:
+        yield open_page
 
 
 def card(page: Page, title: str) -> Locator:
