@@ -3,7 +3,8 @@
 The extraction is tooling/locale/README.md's own command, run here in-process: the committed
 messages.pot must be what it makes, and every message it finds must have a Korean translation
 (not missing, not empty, not fuzzy, with the same %(name)s placeholders). Words the analyses and
-schemas hand the pages (tooling/site/words.py) are checked by feeding every one of them through.
+schemas hand the pages (tooling/site/words.py), and the sentences they say (tooling.messages), are
+checked by feeding every one of them through.
 """
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ from babel.messages.pofile import read_po, write_po
 from tooling.analysis import analyse
 from tooling.analysis.budget import compute
 from tooling.analysis.paging import meanings
-from tooling.analysis.repeats import STATES
+from tooling.analysis.identity import Identity
+from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATES
 from tooling.records.layout import record_dirs
 from tooling.records.validate import validate
+from tooling.messages import message, render
 from tooling.site import words
 from tooling.site.i18n import LOCALE_DIR, catalogue_path, edition
 from tooling.site.reference import field_reference
@@ -146,7 +149,7 @@ def test_the_readme_says_how_to_update_the_korean_catalogue() -> None:
 
 
 def test_every_word_the_analyses_hand_the_pages_is_translated() -> None:
-    """Fixed words by their tables, and each sentence shape by an analysis that makes it."""
+    """Fixed words by their tables, and each budget warning as an analysis says it."""
     ko, po = edition("ko"), _korean()
     fixed = {"state": list(STATES), "meaning": list(meanings().values()),
              "kind title": [k.title for k in field_reference()],
@@ -160,17 +163,35 @@ def test_every_word_the_analyses_hand_the_pages_is_translated() -> None:
              *compute({"gpu_hours": 100, "price_per_gpu_hour": 1, "checkpoint_storage_tb": 7,
                        "storage_price_per_tb_month": 1, "months": 1}, rotation_size=3).flags]
     assert len(flags) == 3
-    untranslated += [("budget flag", f) for f in flags if not HANGUL.search(words.flag(f, ko))]
+    untranslated += [("budget flag", str(f)) for f in flags if not HANGUL.search(words.say(f, ko))]
     assert untranslated == []
+
+
+def test_a_budget_warning_is_english_for_the_cli_and_korean_on_the_page_from_the_same_values() -> None:
+    storage, people = compute({"gpu_hours": 100, "price_per_gpu_hour": 1, "checkpoint_storage_tb": 12,
+                               "storage_price_per_tb_month": 1, "months": 1}, rotation_size=1).flags
+    assert [str(storage), str(people)] == [
+        "checkpoint storage is 12% of the GPU cost, above 10%: prune old checkpoints or move them to colder storage",
+        "1 person on call: a 24/7 run needs at least 2 on the rotation (4 is better)"]
+    assert [words.say(storage, edition("ko")), words.say(people, edition("ko"))] == [
+        "체크포인트 스토리지가 GPU 비용의 12%로 10%를 넘습니다. 오래된 체크포인트를 정리하거나 더 싼 스토리지로 옮기세요",
+        "온콜 인원이 1명입니다. 24시간 돌아가는 학습에는 로테이션에 최소 2명이 필요합니다(4명이면 더 좋습니다)"]
+    assert words.say(storage, edition("en")) == str(storage)
 
 
 def test_every_reason_of_the_bundled_candidates_is_translated() -> None:
     report = validate(record_dirs(PROJECT), root=PROJECT, now=datetime.fromisoformat("2026-11-29T12:00:00+00:00"))
     analysis = analyse(report.records, now=datetime.fromisoformat("2026-11-29T12:00:00+00:00"))
-    reasons = [c.reason for c in analysis.candidates] + ["marked repeat_of", "one incident",
-                                                          "error 'nccl watchdog timeout' (exit 134)"]
+    error = Identity(("text", "nccl watchdog timeout"), None).why(["exit 134"])
+    hbm = Identity(("mode", "gpu.hbm-ecc", "xid=79"), None).why(["Xid 79"])
+    earlier = [Identity(("text", "x y z"), None).same, Identity(("mode", "gpu.hbm-ecc"), None).same,
+               message(SIMILAR, score="0.54")]  # what `tooling new-incident` says of earlier incidents
+    said = [m for c in analysis.candidates for m in c.reason] + [MARKED, ALONE, error, *earlier]
     ko = edition("ko")
-    shown = {r: words.reason(r, ko) for r in reasons}
-    english = {r: s for r, s in shown.items() if any(not HANGUL.search(p) for p in s.split("; "))}
+    english = {str(m): words.say(m, ko) for m in said if not HANGUL.search(words.say(m, ko))}
     assert english == {} and len(analysis.candidates) >= 2
-    assert words.reason("failure mode gpu.hbm-ecc (Xid 79)", ko) == "고장 유형 gpu.hbm-ecc (Xid 79)"
+    assert words.say((hbm, MARKED), ko) == "고장 유형 gpu.hbm-ecc (Xid 79); repeat_of로 표시됨"
+    assert render((hbm, MARKED)) == "failure mode gpu.hbm-ecc (Xid 79); marked repeat_of"
+    assert [str(error), *map(str, earlier)] == ["error 'nccl watchdog timeout' (exit 134)", "same error 'x y z'",
+                                                "same failure mode gpu.hbm-ecc", "similar wording (0.54)"]
+    assert [words.say(m, ko) for m in earlier] == ["같은 에러 'x y z'", "같은 고장 유형 gpu.hbm-ecc", "비슷한 문구 (0.54)"]

@@ -24,7 +24,7 @@ def test_a_particular_failure_wins_over_the_mode_it_refines() -> None:
         _incident(4, signatures=[REMOTE]),  # a peer that exited or the network: nothing says which
     ]
     assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
-    assert identify_data(records[2].data).evidence == "failure mode network.link-flap"
+    assert str(identify_data(records[2].data).evidence) == "failure mode network.link-flap"
 
 
 def test_a_port_in_use_is_not_an_unreachable_store_nor_a_store_overwhelmed_at_scale() -> None:

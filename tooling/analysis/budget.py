@@ -11,12 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooling.messages import N_, Message, message
 from tooling.records.runs import MIN_ROTATION
 
 BUFFER_LARGE_RUN = 1.3
 BUFFER_FIRST_RUN = 1.5
 STORAGE_WARN_SHARE = 0.05
 STORAGE_HIGH_SHARE = 0.10
+
+# The warnings, in English for the CLI and translated on the site (tooling.messages).
+STORAGE_HIGH = N_("checkpoint storage is %(share)s of the GPU cost, above 10%%: prune old checkpoints or move them to "
+                  "colder storage")
+STORAGE_BAND = N_("checkpoint storage is %(share)s of the GPU cost, inside the 5-10%% band where it stops being a "
+                  "rounding error")
+ROTATION_SMALL = N_("%(people)s person on call: a 24/7 run needs at least %(least)s on the rotation (4 is better)")
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,7 @@ class Budget:
     total: float
     storage_share: float  # storage as a share of the planned GPU cost
     people: int
-    flags: list[str] = field(default_factory=list)
+    flags: list[Message] = field(default_factory=list)
 
 
 def compute(budget: dict[str, Any], *, rotation_size: int) -> Budget:
@@ -44,14 +52,11 @@ def compute(budget: dict[str, Any], *, rotation_size: int) -> Budget:
     people = budget.get("people", rotation_size)
     flags = []
     if share > STORAGE_HIGH_SHARE:
-        flags.append(f"checkpoint storage is {share:.0%} of the GPU cost, above 10%: prune old checkpoints "
-                     "or move them to colder storage")
+        flags.append(message(STORAGE_HIGH, share=f"{share:.0%}"))
     elif share > STORAGE_WARN_SHARE:
-        flags.append(f"checkpoint storage is {share:.0%} of the GPU cost, inside the 5-10% band where it "
-                     "stops being a rounding error")
+        flags.append(message(STORAGE_BAND, share=f"{share:.0%}"))
     if max(people, rotation_size) < MIN_ROTATION:
-        flags.append(f"{max(people, rotation_size)} person on call: a 24/7 run needs at least {MIN_ROTATION} "
-                     "on the rotation (4 is better)")
+        flags.append(message(ROTATION_SMALL, people=max(people, rotation_size), least=MIN_ROTATION))
     buffered = gpu_cost * factor
     return Budget(str(budget.get("currency", "")), round(gpu_cost, 2), factor, round(buffered, 2),
                   round(storage, 2), round(egress, 2), round(buffered + storage + egress, 2), share, people, flags)

@@ -32,11 +32,18 @@ from tooling.failures.evidence import primary
 from tooling.failures.phases import phase_of
 from tooling.failures.recognise import CODE_LABELS, Recognition
 from tooling.failures.signatures import is_progress, looks_like_an_error
+from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
 
 MIN_TOKENS = 3  # fewer informative tokens ("error", "failed") are too weak to group by
 MAX_TOKENS = 10
 MIN_OWN_TOKENS = 2  # words beyond what the mode itself says: fewer name no particular failure
+
+# What a key is, as a person checks it; ``codes`` (" (Xid 63, Xid 79)") is added where a group
+# of them is explained (Identity.why).
+BY_MODE = N_("failure mode %(mode)s%(codes)s")
+BY_ERROR = N_("error '%(words)s'%(codes)s")
+SAME = {BY_MODE: N_("same failure mode %(mode)s%(codes)s"), BY_ERROR: N_("same error '%(words)s'%(codes)s")}
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,27 @@ class Identity:
     key: tuple[str, ...] | None
     mode: FailureMode | None  # the primary failure mode, if any evidence names one
     recognised: tuple[Recognition, ...] = field(default=(), compare=False, repr=False)  # the signatures'
-    evidence: str = ""  # "failure mode gpu.hbm-ecc", "error 'x y z'", ""
+
+    @property
+    def evidence(self) -> Message | None:
+        """The key as a person checks it: "failure mode gpu.hbm-ecc", "error 'x y z'"; None without
+        one. Said only when asked (a group's reasons), not for each of 100,000 incidents."""
+        if self.key is None:
+            return None
+        if self.key[0] == "mode":
+            return message(BY_MODE, mode=self.key[1], codes="")
+        return message(BY_ERROR, words=self.key[1], codes="")
+
+    def why(self, codes: list[str]) -> Message | None:
+        """The evidence with the codes a group's members carry: "failure mode gpu.hbm-ecc (Xid 79)"."""
+        evidence = self.evidence
+        return evidence.with_values(codes=f" ({', '.join(codes)})") if evidence and codes else evidence
+
+    @property
+    def same(self) -> Message | None:
+        """The evidence as said of an earlier incident with the same key ("same failure mode x")."""
+        evidence = self.evidence
+        return None if evidence is None else Message(SAME[evidence.msgid], evidence.values)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -86,14 +113,14 @@ def identify_data(data: dict[str, Any]) -> Identity:
             if found.line is not None and "message" in mode.distinguish else ""
         key = _mode_key(mode, found.line, via, [*recognised, *found.said], data)
         if key is not None:
-            return Identity(key, mode, kept, f"failure mode {mode.id}")
+            return Identity(key, mode, kept)
     # a line a mode explains is not a fingerprint of anything else (a watchdog line reads the
     # same whatever stalled the collective)
     errors = [s for s, r in zip(lines, recognised) if looks_like_an_error(s) and not is_progress(s)
               and (r.mode is None or r.mode.generic)]
     words = fingerprint(errors[0]) if errors else ""
     if len(words.split()) >= MIN_TOKENS:
-        return Identity(("text", words), mode, kept, f"error '{words}'")
+        return Identity(("text", words), mode, kept)
     return Identity(None, mode, kept)
 
 

@@ -19,7 +19,12 @@ from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView
 from tooling.analysis.similarity import Index
 from tooling.failures.signatures import normalise
+from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
+
+# Why incidents are one failure besides their key's evidence; why an earlier one may be this one
+MARKED, ALONE = message(N_("marked repeat_of")), message(N_("one incident"))
+SIMILAR = N_("similar wording (%(score)s)")
 
 
 class _UnionFind:
@@ -63,11 +68,12 @@ def group_ids(views: list[IncidentView]) -> list[list[IncidentView]]:
 @dataclass
 class Group:
     incidents: list[IncidentView]
-    reasons: list[str] = field(default_factory=list)  # why they are one failure, for a person to check
+    reasons: list[Message] = field(default_factory=list)  # why they are one failure, for a person to check
 
     @property
-    def explanation(self) -> str:
-        return "; ".join(dict.fromkeys(self.reasons)) or "one incident"
+    def explanation(self) -> tuple[Message, ...]:
+        """The reasons, each once; shown as one line by :func:`tooling.messages.render`."""
+        return tuple(dict.fromkeys(self.reasons)) or (ALONE,)
 
 
 def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None = None) -> list[Group]:
@@ -77,7 +83,6 @@ def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None 
 
 def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> list[Group]:
     sets, first, known = _UnionFind(), {}, {v.id for v in views}
-    reasons: dict[tuple[str, ...], str] = {}
     for view in views:
         sets.find(view.id)
         for other in view.data.get("not_repeat_of", []):
@@ -87,7 +92,6 @@ def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> li
         key = identities[view.id].key
         if key is not None:
             sets.union(view.id, first.setdefault(key, view.id))
-            reasons[key] = identities[view.id].evidence
         if view.repeat_of in known:
             sets.union(view.id, view.repeat_of, force=True)  # a person's link wins over everything
     members: dict[str, list[IncidentView]] = defaultdict(list)
@@ -97,7 +101,7 @@ def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> li
     return sorted(groups, key=lambda g: (g.incidents[0].detected, g.incidents[0].id))
 
 
-def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list[str]:
+def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list[Message]:
     if len(group) < 2:
         return []
     ids = {v.id for v in group}
@@ -106,10 +110,10 @@ def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list
     for key, count in keys.most_common():
         if count > 1:
             members = [identities[v.id] for v in group if identities[v.id].key == key]
-            codes = sorted({c for m in members for c in m.naming_codes})
-            reasons.append(members[0].evidence + (f" ({', '.join(codes)})" if codes else ""))
+            if (why := members[0].why(sorted({c for m in members for c in m.naming_codes}))) is not None:
+                reasons.append(why)
     if any(v.repeat_of in ids for v in group):
-        reasons.append("marked repeat_of")
+        reasons.append(MARKED)
     return reasons
 
 
@@ -124,7 +128,7 @@ class Candidate:
     planned_by: list[str] = field(default_factory=list)  # "PM-0001 #3": the rows of `actions`
     actions: list[ActionItemRow] = field(default_factory=list)  # the board's items automating it
     failure_mode: str | None = None
-    reason: str = ""  # why these incidents are one failure
+    reason: tuple[Message, ...] = ()  # why these incidents are one failure
 
     @property
     def occurrences(self) -> int:
@@ -239,11 +243,11 @@ def _automation(mode: str | None, views: list[IncidentView], signatures: Counter
 
 
 def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: Index, *,
-                      limit: int = 5) -> list[tuple[str, str]]:
+                      limit: int = 5) -> list[tuple[str, Message]]:
     """(incident id, why) for the incidents ``target`` most likely repeats: the same key first."""
     key = identify(target).key
-    same = [(v.id, identify(v).evidence.replace("failure mode", "same failure mode").replace("error '", "same error '"))
-            for v in reversed(views) if v.id != target.id and key is not None and identify(v).key == key]
-    by_text = [(s.similar, f"similar wording ({s.score:.2f})") for s in index.similar(target, limit=limit)]
+    same = [(v.id, why) for v in reversed(views) if v.id != target.id and key is not None
+            and (found := identify(v)).key == key and (why := found.same) is not None]
+    by_text = [(s.similar, message(SIMILAR, score=f"{s.score:.2f}")) for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
     return [(i, why) for i, why in same + by_text if not (i in seen or seen.add(i))][:limit]  # type: ignore[func-returns-value]

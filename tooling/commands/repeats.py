@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tooling.analysis import Analysis, Candidate
+from tooling.messages import render
 from tooling.workspace import load_analysis
 
 
@@ -24,7 +25,7 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
 
 def _candidate(rank: int, c: Candidate) -> dict[str, Any]:
     return {"rank": rank, "incidents": [v.id for v in c.incidents], "occurrences": c.occurrences,
-            "failure_mode": c.failure_mode, "reason": c.reason,
+            "failure_mode": c.failure_mode, "reason": render(c.reason),
             "layer": c.layer, "symptom": c.symptom, "signature": c.signature,
             "gpu_hours_lost": c.gpu_hours, "steps_lost": c.steps_lost,
             "hours_to_resolve": c.hours_to_resolve, "state": c.state, "planned_by": c.planned_by,
@@ -39,7 +40,7 @@ def _table(analysis: Analysis) -> Table:
     for rank, c in enumerate(analysis.candidates, 1):
         state = f"[bold red]{c.state}[/]" if c.state == "automation not working" else c.state
         table.add_row(str(rank), ", ".join(v.id for v in c.incidents),
-                      f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{c.reason}", f"{c.gpu_hours:,.0f}",
+                      f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}", f"{c.gpu_hours:,.0f}",
                       f"{c.steps_lost:,}",
                       f"{c.hours_to_resolve:,.1f}", c.automation.title, state)
     return table

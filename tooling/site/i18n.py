@@ -30,6 +30,8 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
+from tooling.messages import N_  # noqa: F401  (its home is tooling.messages; templates' Python imports it here)
+
 DEFAULT = "en"  # the source language, and the site's default edition
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "messages"
@@ -37,11 +39,6 @@ DOMAIN = "messages"
 
 def catalogue_path(lang: str) -> Path:
     return LOCALE_DIR / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
-
-
-def N_(message: str) -> str:
-    """Marks a message for extraction where it is defined; it is translated where it is shown."""
-    return message
 
 
 @lru_cache(maxsize=None)

@@ -1,21 +1,23 @@
 """Words the analyses and schemas hand the pages, in the edition's language.
 
-Analyses stay pure and language-free: they say "automation planned" or "failure mode
-gpu.hbm-ecc (Xid 79)" in English, once, for the CLI and every edition alike. The pages show those
-words as labels, so the render step translates them here, through the same catalogue as the
-templates: each fixed word is marked with ``N_`` below (so ``pybabel extract`` finds it), and each
-sentence an analysis builds is matched by its shape and rebuilt from a message with the values it
-carries. tests/test_messages.py feeds every word and shape the analyses can produce through
-these functions and fails on any that would reach a Korean page in English.
+Analyses stay pure and language-free: they say "automation planned" in English, once, for the
+CLI and every edition alike. The pages show those words as labels, so the render step translates
+them here, through the same catalogue as the templates: each fixed word is marked with ``N_``
+below (so ``pybabel extract`` finds it). A sentence an analysis builds ("failure mode gpu.hbm-ecc
+(Xid 79)", a budget warning) comes as a :class:`tooling.messages.Message` instead, its message
+marked where the analysis defines it; ``say`` renders it with the edition's catalogue.
+tests/test_messages.py feeds every word and sentence the analyses can produce through these
+functions and fails on any that would reach a Korean page in English.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from tooling.site.i18n import Edition, N_
+from tooling.messages import N_, Message, render
+from tooling.site.i18n import Edition
 
 # tooling.analysis.repeats.STATES
 STATES = {s: s for s in (N_("not automated"), N_("automation planned"), N_("automation in progress"),
@@ -42,48 +44,10 @@ FACETS = {"run": N_("Run"), "layer": N_("Layer"), "symptom": N_("Symptom"), "sev
 TYPES = {k: k for k in (N_("choice"), N_("mapping"), N_("whole number"), N_("true/false"), N_("string"),
                         N_("number"), N_("any"))}
 
-# Why incidents are one failure (tooling.analysis.repeats: Group.explanation), part by part.
-_REASONS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"failure mode (?P<mode>\S+)(?P<codes> \(.*\))?"), N_("failure mode %(mode)s%(codes)s")),
-    (re.compile(r"error '(?P<words>.*)'(?P<codes> \(.*\))?"), N_("error '%(words)s'%(codes)s")),
-    (re.compile(r"marked repeat_of"), N_("marked repeat_of")),
-    (re.compile(r"one incident"), N_("one incident")),
-]
 
-# The budget's warnings (tooling.analysis.budget.compute).
-_FLAGS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"checkpoint storage is (?P<share>\d+%) of the GPU cost, above 10%: prune old checkpoints "
-                r"or move them to colder storage"),
-     N_("checkpoint storage is %(share)s of the GPU cost, above 10%%: prune old checkpoints or move them to "
-        "colder storage")),
-    (re.compile(r"checkpoint storage is (?P<share>\d+%) of the GPU cost, inside the 5-10% band where it stops "
-                r"being a rounding error"),
-     N_("checkpoint storage is %(share)s of the GPU cost, inside the 5-10%% band where it stops being a "
-        "rounding error")),
-    (re.compile(r"(?P<people>\d+) person on call: a 24/7 run needs at least (?P<least>\d+) on the rotation "
-                r"\(4 is better\)"),
-     N_("%(people)s person on call: a 24/7 run needs at least %(least)s on the rotation (4 is better)")),
-]
-
-
-def _by_shape(text: str, shapes: list[tuple[re.Pattern[str], str]], t: Edition) -> str:
-    """``text`` rebuilt from the message of the first shape it has; as it is when none fits
-    (and in English, whose words these are)."""
-    if t.default:
-        return text
-    for pattern, message in shapes:
-        match = pattern.fullmatch(text)
-        if match is not None:
-            return t.gettext(message) % {k: v or "" for k, v in match.groupdict().items()}
-    return text
-
-
-def reason(text: str, t: Edition) -> str:
-    return "; ".join(_by_shape(part, _REASONS, t) for part in str(text).split("; "))
-
-
-def flag(text: str, t: Edition) -> str:
-    return _by_shape(str(text), _FLAGS, t)
+def say(said: Message | Iterable[Message], t: Edition) -> str:
+    """What an analysis said (one message, or several as one line) in the edition's language."""
+    return render(said, t.gettext)
 
 
 def field_type(text: str, t: Edition) -> str:
@@ -142,5 +106,4 @@ def template_words(t: Edition, root: Path) -> dict[str, Callable[..., str]]:
     return dict(facet_label=lambda f: t.gettext(FACETS[f]) if f in FACETS else str(f).capitalize(),
                 state=lambda s: known(STATES, s, t), meaning=lambda m: known(MEANINGS, m, t),
                 kind_title=lambda k: known(KIND_TITLES, k, t), field_type=lambda s: field_type(s, t),
-                reason=lambda s: reason(s, t), flag=lambda s: flag(s, t),
-                playbook_title=lambda target: playbook_title(target, t, docs))
+                say=lambda m: say(m, t), playbook_title=lambda target: playbook_title(target, t, docs))
