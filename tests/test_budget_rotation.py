@@ -93,3 +93,16 @@ def test_budget_command_on_the_demo_run() -> None:
     result = tooling("budget", "demo-7b", cwd=PROJECT, env={"COLUMNS": "120"})
     assert result.returncode == 0
     assert "685,919" in result.stdout and "687,179" in result.stdout
+
+
+def test_record_text_in_the_budget_is_shown_as_written_not_read_as_markup(tmp_path: Path) -> None:
+    """rich reads "[/]" as its own markup: a run titled with brackets once ended in a MarkupError."""
+    (tmp_path / "runbooks" / "runs").mkdir(parents=True)
+    run = RUN.format(members="ana", shifts=_shift("ana", 1, False)).replace(
+        "title: A run", 'title: "Run [/] [red]x[/red]"') + (
+        "budget:\n  gpu_hours: 10\n  price_per_gpu_hour: 1\n  currency: \"[b]EUR\"\n  people: 1\n")
+    (tmp_path / "runbooks" / "runs" / "r.yaml").write_text(run)
+    result = tooling("budget", "r", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "Budget of Run [/] [red]x[/red] (r)" in result.stdout and "Cost ([b]EUR)" in result.stdout
+    assert "warning: 1 person on call: a 24/7 run needs at least 2 on the rotation (4 is better)" in result.stdout

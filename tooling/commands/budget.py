@@ -6,6 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tooling.errors import UsageError
@@ -23,9 +24,10 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     for card in cards:
         b = card.budget
         assert b is not None
-        table = Table(title=f"Budget of {card.data['title']} ({card.id})")
+        # record text is shown as written: rich would read "[/]" in a title as its own markup
+        table = Table(title=escape(f"Budget of {card.data['title']} ({card.id})"))
         table.add_column("Item")
-        table.add_column(f"Cost ({b.currency})", justify="right")
+        table.add_column(escape(f"Cost ({b.currency})"), justify="right")
         table.add_row("GPU-hours x price, as planned", f"{b.gpu_cost:,.0f}")
         table.add_row(f"with the failure buffer ({b.buffer_factor}x)", f"{b.gpu_with_buffer:,.0f}")
         table.add_row(f"checkpoint storage ({b.storage_share:.1%} of GPU cost)", f"{b.storage:,.0f}")
@@ -34,7 +36,7 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
         table.add_row("people on the rotation", str(b.people))
         console.print(table)
         for flag in b.flags:
-            console.print(f"[yellow]warning:[/] {flag}")
+            console.print(f"[yellow]warning:[/] {escape(str(flag))}")
     if not cards:
         console.print("No run page has a budget section.")
     return 0

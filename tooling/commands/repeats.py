@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tooling.analysis import Analysis, Candidate
@@ -39,10 +40,11 @@ def _table(analysis: Analysis) -> Table:
         table.add_column(heading, overflow="fold", justify="right" if heading in ("#", "GPU-h", "Steps") else "left")
     for rank, c in enumerate(analysis.candidates, 1):
         state = f"[bold red]{c.state}[/]" if c.state == "automation not working" else c.state
-        table.add_row(str(rank), ", ".join(v.id for v in c.incidents),
-                      f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}", f"{c.gpu_hours:,.0f}",
-                      f"{c.steps_lost:,}",
-                      f"{c.hours_to_resolve:,.1f}", c.automation.title, state)
+        # record text (signatures in the reason) is shown as written, never read as rich markup
+        table.add_row(str(rank), escape(", ".join(v.id for v in c.incidents)),
+                      escape(f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}"),
+                      f"{c.gpu_hours:,.0f}", f"{c.steps_lost:,}",
+                      f"{c.hours_to_resolve:,.1f}", escape(c.automation.title), state)
     return table
 
 
@@ -61,7 +63,8 @@ def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
         for heading in ("Incident", "Looks like", "Score", "Confirm with"):
             likely.add_column(heading)
         for s in analysis.suggestions:
-            likely.add_row(s.incident, s.similar, f"{s.score:.2f}", f"tooling set {s.incident} repeat_of={s.similar}")
+            likely.add_row(escape(s.incident), escape(s.similar), f"{s.score:.2f}",
+                           escape(f"tooling set {s.incident} repeat_of={s.similar}"))
         console.print(likely)
     return 0
 
