@@ -156,8 +156,8 @@ class Candidate:
         return str(self.incidents[0].data["symptom"])
 
 
-STATES = ("not automated", "automation planned", "automation in progress", "automated",
-          "automation not working")
+STATES = (N_("not automated"), N_("automation planned"), N_("automation in progress"), N_("automated"),
+          N_("automation not working"))  # marked: the site shows them in the edition's language
 
 
 def item_automation(row: ActionItemRow) -> Automation | None:

@@ -13,9 +13,10 @@ from babel.numbers import format_decimal
 from markupsafe import Markup
 
 from tooling.analysis.incidents import IncidentView
+from tooling.messages import N_
 from tooling.records.model import parse_time, precision
 from tooling.site.escape import code, html_text, link, md_block, md_inline, meta_title, nav_label, nav_section
-from tooling.site.i18n import ENGLISH, Edition, N_
+from tooling.site.i18n import ENGLISH, Edition
 
 # Sort key of a duration that has not ended (an open incident): longer than any real one, so
 # that sorting by time to resolve puts what is still open with the slowest.

@@ -30,7 +30,6 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
 
-from tooling.messages import N_  # noqa: F401  (its home is tooling.messages; templates' Python imports it here)
 
 DEFAULT = "en"  # the source language, and the site's default edition
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"

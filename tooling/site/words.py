@@ -16,12 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from tooling.analysis import repeats
 from tooling.messages import N_, Message, render
 from tooling.site.i18n import Edition
 
-# tooling.analysis.repeats.STATES
-STATES = {s: s for s in (N_("not automated"), N_("automation planned"), N_("automation in progress"),
-                         N_("automated"), N_("automation not working"))}
+STATES = {s: s for s in repeats.STATES}  # marked for the catalogue where they are defined
 
 # The glosses of the symptoms in the incident schema (tooling.analysis.paging.meanings).
 MEANINGS = {m: m for m in (
