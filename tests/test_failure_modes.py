@@ -3,9 +3,12 @@
 tests/corpus/loglines/<mode-id>.txt holds verbatim public log lines of each mode (each after a
 ``# source:`` comment); <mode-id>.description.txt holds public paraphrases of a mode no log line
 names; normal.txt holds healthy training output that no recogniser may match.
+tests/corpus/heldout/loglines.txt holds public lines the recognisers were not written from, each
+with the mode it must be recognised as ('none': healthy output), scanned alone and in one log.
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -15,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import CORPUS, PROJECT
+from support import CORPUS, PROJECT, tooling
 from tooling.failures.catalogue import FLAGS, Catalogue, FailureMode, _text, catalogue, check
 from tooling.failures.codes import codes
 from tooling.failures.engine import Matcher
@@ -56,6 +59,21 @@ EVIDENCE = [(m.id, line) for m in MODES if (LOGLINES / f"{m.id}.txt").exists()
 PARAPHRASES = [(m.id, line) for m in MODES if (LOGLINES / f"{m.id}.description.txt").exists()
                for line in lines(LOGLINES / f"{m.id}.description.txt")]
 PATTERNS = [(m.id, p) for m in MODES for p in m.recognisers]
+HELD_OUT_FILE = CORPUS / "heldout" / "loglines.txt"
+
+
+def held_out(path: Path) -> list[tuple[str | None, str]]:
+    """(expected mode, line) of each line of the held-out table, None where it is healthy ('none')."""
+    rows, expected = [], None
+    for line in path.read_text("utf-8").splitlines():
+        if line.startswith("# expect: "):
+            expected = line.removeprefix("# expect: ").strip()
+        elif line.strip() and not line.startswith("#"):
+            rows.append((None if expected == "none" else expected, line))
+    return rows
+
+
+HELD_OUT = held_out(HELD_OUT_FILE)
 
 
 def slug(heading: str) -> str:
@@ -191,7 +209,7 @@ DIALECT = re.compile(r"\\d|\\D|\(\?|[*+?}]\?|\\[1-9]|\\t|\[\[:")
 @pytest.mark.skipif(shutil.which("grep") is None, reason="GNU grep is not installed")
 def test_every_recogniser_is_valid_ere_and_python_re(tmp_path: Path) -> None:
     sample = tmp_path / "lines.txt"
-    corpus = sorted({line for _, line in EVIDENCE} | set(NORMAL))
+    corpus = sorted({line for _, line in EVIDENCE + HELD_OUT} | set(NORMAL))
     sample.write_text("\n".join(corpus) + "\n", "utf-8")
     for mode_id, pattern in PATTERNS:
         assert not DIALECT.search(pattern), f"{mode_id}: {pattern!r} leaves the shared dialect"
@@ -207,7 +225,7 @@ def test_every_recogniser_is_valid_ere_and_python_re(tmp_path: Path) -> None:
 def test_the_matching_engine_agrees_with_python_re() -> None:
     matcher = Matcher([p for _, p in PATTERNS], first_only=True)
     compiled = [re.compile(p, FLAGS | re.MULTILINE) for _, p in PATTERNS]
-    for line in sorted({line for _, line in EVIDENCE} | set(NORMAL)):
+    for line in sorted({line for _, line in EVIDENCE + HELD_OUT} | set(NORMAL)):
         assert matcher.matching(line) == [i for i, c in enumerate(compiled) if c.search(line)], line
 
 
@@ -253,6 +271,7 @@ def test_healthy_shapes_of_failure_words_stay_healthy() -> None:
                "EDAC MC0: Giving out device to module skx_edac controller Skylake Socket#0 IMC#0",
                "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16, reducing to 8",
                "Remapping Failure Occurred : No", "nfs: server nfs01 OK", "ECC Errors",
+               "prep tag exits with return code = 0",
                "NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared "
                "object file: No such file or directory"]
     assert [(s, recognise(s).mode) for s in healthy] == [(s, None) for s in healthy]
@@ -316,3 +335,36 @@ def test_cuda_and_nccl_error_names() -> None:
     assert codes("AssertionError: ImportError: libcudart.so.11.0: cannot open shared object file").exception \
         == codes("ImportError: libcudart.so.11.0: cannot open shared object file").exception \
         == ("ImportError: libcudart cannot open shared object file",)
+
+
+# --- (g) lines the recognisers were not written from -----------------------------------------------
+
+def test_the_held_out_table_is_sourced_new_and_names_known_modes() -> None:
+    text = HELD_OUT_FILE.read_text("utf-8").splitlines()
+    rows = [n for n, line in enumerate(text) if line.strip() and not line.startswith("#")]
+    assert [(text[n - 2][:10], text[n - 1][:10]) for n in rows] == [("# source: ", "# expect: ")] * len(rows)
+    assert {mode for mode, _ in HELD_OUT} - {None} <= set(IDS)
+    known = {line for _, line in EVIDENCE} | set(NORMAL)
+    assert [line for _, line in HELD_OUT if line in known] == []
+    assert (len(HELD_OUT), sum(mode is None for mode, _ in HELD_OUT)) == (91, 28)
+
+
+@pytest.mark.parametrize(("mode_id", "line"), HELD_OUT, ids=[f"{m}-{n}" for n, (m, _) in enumerate(HELD_OUT)])
+def test_a_held_out_log_line_is_recognised_as_its_mode(mode_id: str | None, line: str) -> None:
+    found = recognise(line)
+    assert (found.mode.id if found.mode else None, line) == (mode_id, line), found.via
+
+
+def test_scan_flags_every_held_out_failure_and_no_healthy_line_around_them(tmp_path: Path) -> None:
+    # each held-out line between two healthy ones, the way they come in a job log
+    lines: list[str] = []
+    for n, (_, line) in enumerate(HELD_OUT):
+        lines += [NORMAL[n % len(NORMAL)], line]
+    (tmp_path / "mixed.log").write_text("\n".join([*lines, NORMAL[0]]) + "\n", "utf-8")
+    failures = [mode for mode, _ in HELD_OUT if mode]
+    text = tooling("--now", "2026-11-29T12:00:00+00:00", "scan", "mixed.log", cwd=tmp_path)
+    assert (text.returncode, text.stdout.splitlines()[0]) == (
+        0, f"mixed.log: {len(lines) + 1} lines, {len(failures)} naming a failure")
+    drafts = json.loads(tooling("--now", "2026-11-29T12:00:00+00:00", "scan", "mixed.log", "--json",
+                                cwd=tmp_path).stdout)
+    assert {d["failure_mode"] for d in drafts} <= set(failures)
