@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.site.build import mkdocs_build, render_site
+from tooling.site.output import display, site_target
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
@@ -14,10 +15,12 @@ def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str])
 
 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:
+    if not render_only:
+        site_target(root, site_dir)  # a --site-dir it must refuse is refused before anything is written
     result = render_site(root, now=now)
     print(f"rendered {len(result.written)} page(s), {result.unchanged} unchanged, "
           f"{len(result.removed)} removed", file=sys.stderr)
     if not render_only:
-        mkdocs_build(root, site_dir=site_dir)
-        print(f"site built in {site_dir or root / 'site'}", file=sys.stderr)
+        target = mkdocs_build(root, site_dir=site_dir)
+        print(f"site built in {display(target)}", file=sys.stderr)
     return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -9,9 +10,16 @@ from typing import Any
 from tooling.errors import UserError
 from tooling.site.history import record_history
 from tooling.site.markup_check import check_site
+from tooling.site.output import discard, display, new_build_dir, site_target, swap_in
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
 from tooling.workspace import load_analysis
+
+SHOWN = 50  # problems listed in one error, as `tooling validate` lists records'
+# The environment of an mkdocs (or mike) child: mkdocs-material and properdocs each print a long
+# notice about MkDocs 2 when imported, each silenced by its own variable.
+MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+DOC_FILE = re.compile(r"^Doc file '([^']+)' (.*)$", re.S)
 
 
 def render_site(root: Path, *, now: datetime) -> RenderResult:
@@ -23,23 +31,47 @@ def render_site(root: Path, *, now: datetime) -> RenderResult:
                         out_dir=root / GENERATED_DIR)
 
 
-def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = True) -> None:
-    """Every edition of the site (mkdocs-static-i18n builds them all in one build), checked."""
+def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = True) -> Path:
+    """Every edition of the site (mkdocs-static-i18n builds them all in one build), checked, then
+    swapped in whole (tooling.site.output): a failed build leaves the previous site as it was.
+    Returns the site folder."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
     from pymdownx.snippets import SnippetMissingError
 
-    _mkdocs_logging()
+    problems = _mkdocs_logging()
     try:
-        config = load_config(str(root / "mkdocs.yml"), strict=strict,
-                             site_dir=str(site_dir) if site_dir else None)
+        config = load_config(str(root / "mkdocs.yml"), strict=strict)
+    except MkDocsException as exc:
+        raise UserError(f"{root / 'mkdocs.yml'}: {_said(problems, exc, root / 'docs')}") from None
+    target = site_target(root, site_dir)
+    docs_dir = Path(config.docs_dir)
+    config.site_dir = str(new_build_dir(target))
+    try:
         build(config)
+        # Markdown that the build left as text on a generated page fails it too (see markup_check).
+        check_site(Path(config.site_dir), generated=root / GENERATED_DIR, docs_dir=docs_dir,
+                   editions=site_editions(config), shown_as=target)
+        swap_in(Path(config.site_dir), target)
     except (MkDocsException, SnippetMissingError) as exc:  # a page including a file that is not there
-        raise UserError(f"mkdocs build failed: {exc}") from None
-    # Markdown that the build left as text on a generated page fails it too (see markup_check).
-    check_site(Path(config.site_dir), generated=root / GENERATED_DIR, docs_dir=Path(config.docs_dir),
-               editions=site_editions(config))
+        raise UserError(f"site not built, {display(target)}/ left as it was: {_said(problems, exc, docs_dir)}") from None
+    except OSError as exc:  # a full disk: name the site folder, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
+    finally:
+        discard(Path(config.site_dir))
+    return target
+
+
+def _said(problems: list[str], exc: Exception, docs_dir: Path) -> str:
+    """What mkdocs logged as warnings or errors, one line each, located at the page where it
+    names one ("Doc file 'x.md' contains ..."); mkdocs itself raises only a summary."""
+    if not problems:
+        return str(exc)
+    docs = display(docs_dir)
+    lines = list(dict.fromkeys(f"{docs}/{m[1]}: {m[2]}" if (m := DOC_FILE.match(p)) else p for p in problems))
+    more = [f"... and {len(lines) - SHOWN} more"] if len(lines) > SHOWN else []
+    return "\n".join(lines[:SHOWN] + more)
 
 
 def site_editions(config: Any) -> list[str]:
@@ -53,13 +85,24 @@ def site_editions(config: Any) -> list[str]:
     return [edition_prefix(lang, i18n.default_language) for lang in i18n.build_languages]
 
 
-def _mkdocs_logging() -> None:
-    """Warnings and errors from mkdocs on stderr, as its own CLI would print them."""
+def _mkdocs_logging() -> list[str]:
+    """mkdocs' warnings and errors, collected for the error message instead of printed as they
+    come (its strict mode ends with a bare "Aborted with N warnings"); a fresh list per build."""
     logger = logging.getLogger("mkdocs")
-    if not any(getattr(h, "_tooling", False) for h in logger.handlers):
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))
-        handler.setLevel(logging.WARNING)
-        handler._tooling = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+    for old in [h for h in logger.handlers if getattr(h, "_tooling", False)]:
+        logger.removeHandler(old)
+    handler = _Collect()
+    handler.setLevel(logging.WARNING)
+    handler._tooling = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    return handler.problems
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.problems.append(record.getMessage().strip())

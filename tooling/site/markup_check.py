@@ -129,9 +129,11 @@ def check_pages(site_dir: Path, pages: Iterable[Path]) -> list[Problem]:
     return found
 
 
-def check_site(site_dir: Path, *, generated: Path, docs_dir: Path, editions: Iterable[str] = ("",)) -> None:
+def check_site(site_dir: Path, *, generated: Path, docs_dir: Path, editions: Iterable[str] = ("",),
+               shown_as: Path | None = None) -> None:
     """Raise a UserError, one line per problem, when a page built from ``generated`` (a folder
-    under ``docs_dir``) shows raw markup, in any of the site's ``editions``."""
+    under ``docs_dir``) shows raw markup, in any of the site's ``editions``; ``shown_as``: the
+    site folder to name (the build checks a temporary one before swapping it in)."""
     folder = os.path.relpath(generated.resolve(), docs_dir.resolve())
     found = check_pages(site_dir, generated_pages(site_dir, folder, editions))
     if not found:
@@ -140,4 +142,4 @@ def check_site(site_dir: Path, *, generated: Path, docs_dir: Path, editions: Ite
     if len(found) > SHOWN:
         pages = len({p.page for p in found})
         lines.append(f"... and {len(found) - SHOWN} more problem(s); {pages} page(s) in all")
-    raise UserError(f"raw markup in the built site {site_dir}:\n" + "\n".join(lines))
+    raise UserError(f"raw markup in the built site {shown_as or site_dir}:\n" + "\n".join(lines))

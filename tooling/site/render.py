@@ -39,6 +39,7 @@ from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
 from tooling.site.source import Sources, site_config
 from tooling.site.reference import field_reference
 
+TEMP_SUFFIX = ".tmp"
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
 
 
@@ -212,7 +213,9 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     expected = {out_dir / edition(e.lang).page(relative) for e in editions for _, relative, _ in e.pages}
     expected |= {out_dir / r for r in copied}
     for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
-        stale.unlink()
+        if stale.name.startswith(".") and stale.name.endswith(TEMP_SUFFIX):
+            continue  # another render's page on its way in (`tooling serve` beside a build)
+        stale.unlink(missing_ok=True)  # that other render may have removed it first
         result.removed.append(str(stale))
     return result
 
@@ -226,7 +229,7 @@ def _write_if_changed(path: Path, text: str, result: RenderResult) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     # Renamed into place so the live-reload server never reads half a page; no fsync, since a
     # generated page can always be rendered again from the records.
-    temp = path.with_name(f".{path.name}.tmp")
+    temp = path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")  # one per process: renders may overlap
     temp.write_text(text, encoding="utf-8")
     os.replace(temp, path)
     result.written.append(str(path))
