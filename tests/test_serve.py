@@ -114,3 +114,17 @@ def test_dev_serve_installs_the_site_alone_and_dev_test_adds_its_extras_once(tmp
         config = tomllib.load(handle)["project"]
     assert "torch==2.13.0" in config["optional-dependencies"]["labs"]
     assert not [d for d in config["dependencies"] if d.startswith("torch")], "the site must not need PyTorch"
+
+
+def test_a_taken_port_is_refused_in_one_line_before_anything_is_rendered(repo: Path) -> None:
+    """mkdocs' own server answered a taken port with a traceback, after the pages were rendered."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "tooling", "serve", "--dev-addr", f"127.0.0.1:{port}"],
+                                cwd=repo, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == (f"tooling: error: --dev-addr 127.0.0.1:{port}: cannot listen there: address already "
+                             "in use; expected a free port of this machine, such as 127.0.0.1:8001\n")
+    assert not (repo / "docs" / "generated").exists()
