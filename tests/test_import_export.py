@@ -370,6 +370,82 @@ def test_export_of_a_broken_repository_is_the_usual_located_error(history: Path)
     assert not (history / "all.jsonl").exists()
 
 
+def test_a_row_the_loader_refuses_at_write_time_leaves_no_row_imported(history: Path) -> None:
+    rows = [{"title": "First row, a good one", "severity": "sev2", "run": "demo-7b", "detected_at": "2022-03-01"},
+            {"title": "Second row, a bad rank", "severity": "sev2", "run": "demo-7b", "detected_at": "2022-03-02",
+             "ranks": [99999999999999999999999]}]
+    (history / "ranks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = snapshot(history)
+    result = _import(history, "ranks.jsonl")
+    assert result.returncode == 1
+    assert result.stderr == ("tooling: error: ranks.jsonl:2: ranks: integer '99999999999999999999999' is too "
+                             "large; expected a whole number of at most 9,223,372,036,854,775,807 (nothing was "
+                             "imported: INC-0001, created before it, removed again)\n")
+    assert snapshot(history) == before  # INC-0001, written for row 1, was removed again
+    assert "ranks.jsonl:1: [created] INC-0001 (incidents/INC-0001.yaml)\n" in result.stdout
+
+
+def test_a_disk_that_fills_mid_import_leaves_no_row_imported(history: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    import tooling.scaffold.ids as allocation
+    from tooling.main import main
+
+    real, calls = allocation.create_file, []
+
+    def filling(path: Path, text: str) -> None:
+        calls.append(path.name)
+        if len(calls) == 3:  # the third record finds the disk full
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(allocation, "create_file", filling)
+    monkeypatch.chdir(history)
+    before = snapshot(history)
+    assert main(["--now", NOW, "import", *LOGBOOK]) == 1
+    assert capsys.readouterr().err == ("tooling: error: incidents/INC-0003.yaml: no space left on device; free some "
+                                       "space and run it again (nothing was changed)\n")
+    assert calls == ["INC-0001.yaml", "INC-0002.yaml", "INC-0003.yaml"]
+    assert snapshot(history) == before
+
+
+@pytest.mark.parametrize("output", ["incidents/INC-0001.yaml", "runbooks/runs/new.yml"])
+def test_export_refuses_to_overwrite_a_record(history: Path, output: str) -> None:
+    assert _import(history, *LOGBOOK).returncode == 0
+    before = snapshot(history)
+    result = tooling("export", "--jsonl", "-o", output, cwd=history)
+    assert (result.returncode, result.stderr) == (
+        2, f"tooling: error: --output: {output} is a record file of the repository (under incidents/, runbooks/); "
+           "expected a file outside them or a name that does not end in .yaml or .yml, such as incidents.jsonl\n")
+    assert snapshot(history) == before
+
+
+def test_export_writes_into_a_fifo_and_refuses_a_loop_of_links_leaving_both_as_they_were(history: Path) -> None:
+    import os
+    import threading
+
+    fifo = history / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = tooling("export", "--jsonl", "-o", "pipe", cwd=history)
+    reader.join(timeout=30)
+    assert (result.returncode, result.stderr, got) == (0, "exported 0 incidents to pipe\n", [b""])
+    assert fifo.is_fifo()  # written to, not replaced by a regular file
+    (history / "a").symlink_to("b")
+    (history / "b").symlink_to("a")
+    result = tooling("export", "--jsonl", "-o", "a", cwd=history)
+    assert (result.returncode, result.stderr) == (1, "tooling: error: a: too many levels of symbolic links\n")
+    assert os.readlink(history / "a") == "b"
+
+
+def test_a_new_export_file_is_readable_by_others_like_a_new_record(history: Path) -> None:
+    assert tooling("export", "--jsonl", "-o", "all.jsonl", cwd=history).returncode == 0
+    assert (history / "all.jsonl").stat().st_mode & 0o777 == 0o644
+
+
 @pytest.mark.parametrize(("text", "value", "guess"), [
     ("2022-06-14T03:00:00+00:00", "2022-06-14T03:00:00+00:00", None),
     ("2022-06-14 03:00", "2022-06-14T03:00:00+00:00", "no time zone given; taken as UTC"),

@@ -61,6 +61,21 @@ def test_replace_file_keeps_the_mode(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["run.yaml"]
 
 
+def test_replace_file_never_puts_a_file_in_place_of_a_fifo_a_folder_or_a_loop_of_links(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    for name, message in [("pipe", "a device, a pipe or a socket, not a regular file; expected a file to replace"),
+                          ("folder", "a folder, not a regular file; expected a file to replace"),
+                          ("a", "Too many levels of symbolic links")]:
+        with pytest.raises(OSError) as raised:
+            replace_file(tmp_path / name, "new\n")
+        assert (raised.value.strerror, raised.value.filename) == (message, str(tmp_path / name))
+    assert (tmp_path / "pipe").is_fifo() and (tmp_path / "folder").is_dir()
+    assert os.readlink(tmp_path / "a") == "b" and sorted(os.listdir(tmp_path)) == ["a", "b", "folder", "pipe"]
+
+
 def test_create_next_retries_when_another_writer_takes_the_number_first(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import tooling.scaffold.ids as allocation

@@ -1,6 +1,7 @@
 """Scaffolding records: new-incident (flags, prompts, concurrency), new-postmortem, new-run."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,9 @@ def test_new_postmortem_and_new_run(repo: Path) -> None:
     (["new-run", "demo-7b"], 1, "runbooks/runs/demo-7b.yaml: a run named 'demo-7b' already exists"),
     (["new-run", "Demo 7B"], 2, "NAME: expected lower-case letters, digits and dashes, such as demo-7b "
                                 "but received: 'Demo 7B'"),
+    # `tooling set hang ...` would edit the new run instead of the ladder
+    (["new-run", "hang"], 2, "NAME: 'hang' is the id of runbooks/ladders/hang.yaml already; expected a name "
+                             "no record has"),
 ])
 def test_new_record_errors(repo: Path, args: list[str], code: int, message: str) -> None:
     before = snapshot(repo)
@@ -154,3 +158,55 @@ def test_new_incident_names_the_earlier_incident_with_the_same_signature(repo: P
     assert result.stdout.splitlines()[1:] == [
         "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):",
         "  INC-0002  same failure mode nccl.collective-timeout: NCCL timeout in all-reduce on node017"]
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--rank", "99999999999999999999999", "--rank: integer '99999999999999999999999' is too large; expected a "
+                                          "whole number of at most 9,223,372,036,854,775,807"),
+    ("--detected-at", "2999-01-01T00:00:00+00:00", "--detected-at: '2999-01-01T00:00:00+00:00' is outside the "
+                                                    "years 1990-2099; expected a date in the life of a training run"),
+])
+def test_new_incident_refuses_what_validate_would_refuse_and_writes_nothing(repo: Path, flag: str, value: str,
+                                                                            message: str) -> None:
+    before = snapshot(repo)
+    result = tooling(*INCIDENT, flag, value, cwd=repo)  # the later flag wins (--detected-at) or adds (--rank)
+    assert (result.returncode, result.stderr) == (2, f"tooling: error: {message}\n")
+    assert snapshot(repo) == before
+
+
+def test_new_incident_refuses_a_record_over_the_size_limit(repo: Path) -> None:
+    before = snapshot(repo)
+    huge = [arg for i in range(9) for arg in ("--signature", f"{i} " + "x" * 120_000)]
+    result = tooling(*INCIDENT, *huge, cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        1, "tooling: error: incidents: no incident created, it would not validate: [file-too-large] file is larger "
+           "than 1,048,576 bytes; expected a record of at most 1 MiB\n")
+    assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda p: p.write_text("not a folder\n"), "a file"),
+    (lambda p: p.symlink_to("gone"), "a symbolic link to gone, which does not exist"),
+    (lambda p: (p.symlink_to(p.parent / "loop"), (p.parent / "loop").symlink_to(p)),
+     "a symbolic link that leads round in a loop"),
+])
+def test_new_incident_says_what_stands_where_the_incidents_folder_should_be(repo: Path, make, what: str) -> None:
+    shutil.rmtree(repo / "incidents")
+    make(repo / "incidents")
+    before = snapshot(repo)
+    result = tooling("new-incident", "--title", "Scheduler lost the node", "--run", "demo-7b", "--severity",
+                     "sev3", "--symptom", "infra", cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        1, f"tooling: error: incidents: {what}; expected the folder the records go in (move it away or make "
+           "it a folder)\n")
+    assert snapshot(repo) == before
+
+
+def test_new_run_names_the_file_that_stands_where_a_parent_folder_should_be(repo: Path) -> None:
+    shutil.rmtree(repo / "runbooks")
+    (repo / "runbooks").write_text("not a folder\n")
+    result = tooling("new-run", "llama-13b", cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        1, "tooling: error: runbooks: a file; expected a folder holding runbooks/runs/, the folder the records "
+           "go in (move it away or make it a folder)\n")
+    assert (repo / "runbooks").read_text() == "not a folder\n"

@@ -129,3 +129,15 @@ def test_a_yml_record_is_found_by_every_command(repo: Path) -> None:
     assert tooling("set", "INC-0001", "root_cause=a cable", cwd=repo).returncode == 0
     result = tooling("new-postmortem", "INC-0001", "--author", "carol", cwd=repo)
     assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_an_edit_that_would_take_the_record_over_one_mib_is_refused(repo: Path) -> None:
+    path = repo / "incidents" / "INC-0002.yaml"
+    path.write_text(path.read_text() + "notes: " + "n" * 1_000_000 + "\n")  # valid: just under the limit
+    assert tooling("validate", cwd=repo).returncode == 0
+    before = snapshot(repo)
+    result = tooling("set", "INC-0002", "root_cause=" + "r" * 100_000, cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        1, f"tooling: error: {path}: not changed, the edit would make it invalid: [file-too-large] file is larger "
+           "than 1,048,576 bytes; expected a record of at most 1 MiB\n")
+    assert snapshot(repo) == before

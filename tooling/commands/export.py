@@ -2,20 +2,54 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from datetime import datetime
 from pathlib import Path
 
+from tooling.errors import UsageError
 from tooling.fs.atomic import replace_file
 from tooling.intake.export import export_jsonl
+from tooling.records.kinds import RECORD_DIRS
+from tooling.records.layout import record_stem
+
+
+def _refuse_a_record(root: Path, output: Path) -> None:
+    """An output that `tooling validate` would read as a record (a typo of -o, say) would
+    replace that record with JSON Lines: refused before anything is read."""
+    real = Path(os.path.realpath(output))
+    folders = [Path(os.path.realpath(root / d)) for d in RECORD_DIRS]
+    if record_stem(real.name) is not None and any(real.is_relative_to(f) for f in folders):
+        raise UsageError(f"--output: {output} is a record file of the repository (under "
+                         f"{', '.join(d + '/' for d in RECORD_DIRS)}); expected a file outside them "
+                         "or a name that does not end in .yaml or .yml, such as incidents.jsonl")
+
+
+def _special(output: Path) -> bool:
+    """A device or a pipe (/dev/stdout, a FIFO): written to, never replaced by a file."""
+    try:
+        mode = os.stat(output).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
+    if output is not None:
+        _refuse_a_record(root, output)
     text, count = export_jsonl(root, now=now)
     if output is None:
         sys.stdout.write(text)
         return 0
-    replace_file(output, text)  # a reader never sees half an export; a failed one leaves the old file
+    if _special(output):
+        try:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:  # said of the output, not of a file nobody named (/dev/full)
+            raise OSError(exc.errno, exc.strerror, str(output)) from None
+    else:
+        replace_file(output, text)  # a reader never sees half an export; a failed one leaves the old file
     print(f"exported {count} incident{'s' * (count != 1)} to {output}", file=sys.stderr)
     return 0
 

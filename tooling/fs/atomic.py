@@ -6,7 +6,9 @@ the temporary file is removed: a failed write leaves the folder exactly as it wa
 """
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +45,27 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def _replaced(path: Path) -> Path:
+    """The regular file a replacement of ``path`` renames over: a link's target (created when
+    the link leads to nothing). A loop of links, a folder, a device or a FIFO is refused: a
+    rename would put a file in place of the link, or of /dev/null."""
+    if path.is_symlink():
+        try:
+            path = Path(os.path.realpath(path, strict=True))
+        except FileNotFoundError:
+            path = Path(os.path.realpath(path))
+        except OSError as exc:  # ELOOP
+            raise _named(exc, path) from exc
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return path
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, a pipe or a socket"
+        raise OSError(errno.EINVAL, f"{kind}, not a regular file; expected a file to replace", str(path))
+    return path
+
+
 def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = None) -> bool:
     """Atomically replace (or create) ``path`` with ``text``; True once replaced.
 
@@ -52,15 +75,14 @@ def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = No
     of the rename, not during the fsync. A symbolic link is edited through: its target is
     replaced and the link stays a link.
     """
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
+    path = _replaced(path)
     temp = _write_temp(path, text)
     try:
         if still is not None and not still():
             os.unlink(temp)
             return False
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o7777)
+        # the mode of the file replaced; a new file is made as create_file makes one, not 0600
+        os.chmod(temp, path.stat().st_mode & 0o7777 if path.exists() else 0o644)
         os.replace(temp, path)
     except BaseException as exc:
         if os.path.exists(temp):

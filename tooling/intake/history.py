@@ -104,8 +104,26 @@ class Counts:
 
 
 def carry_out(plan: Plan, *, root: Path, now: datetime, dry_run: bool, say: Callable[[str], None]) -> Counts:
-    """Report every row and, unless ``dry_run``, write each new one; returns what was done."""
+    """Report every row and, unless ``dry_run``, write each new one; returns what was done.
+
+    All or none, as ``file_all`` files a log's incidents: when a write fails (a full disk, a
+    row the loader refuses), the incidents created before it are removed again, so that the
+    error's "nothing was changed" holds and a rerun does not skip rows as imported before."""
     counts = Counts()
+    try:
+        _carry_out(plan, counts, root=root, now=now, dry_run=dry_run, say=say)
+    except BaseException as exc:
+        for stem in counts.created:
+            (root / KINDS["incident"].directory / f"{stem}.yaml").unlink(missing_ok=True)
+        if isinstance(exc, UserError):
+            undone = f": {', '.join(counts.created)}, created before it, removed again" if counts.created else ""
+            raise UserError(f"{exc} (nothing was imported{undone})") from None
+        raise
+    return counts
+
+
+def _carry_out(plan: Plan, counts: Counts, *, root: Path, now: datetime, dry_run: bool,
+               say: Callable[[str], None]) -> None:
     new_ids = ids_imported(plan.before, plan.name)
     for note in plan.header:
         say(note.format(plan.shown))
@@ -123,12 +141,14 @@ def carry_out(plan: Plan, *, root: Path, now: datetime, dry_run: bool, say: Call
         counts.guesses += sum(n.tag == "guess" for n in item.notes)
         counts.unmapped += sum(n.tag == "unmapped" for n in item.notes)
         if not dry_run:
-            path = write(item, root=root, now=now, new_ids=new_ids if plan.by_id else None)
+            try:
+                path = write(item, root=root, now=now, new_ids=new_ids if plan.by_id else None)
+            except UserError as exc:  # located at its row; FieldError names fields, as a mapping does
+                raise UserError(f"{plan.shown}:{item.line}: {exc}") from None
             counts.created.append(path.stem)
             if item.source_id is not None:
                 new_ids[item.source_id] = path.stem
             say(Note(item.line, "created", path.stem, "", str(path.relative_to(root))).format(plan.shown))
-    return counts
 
 
 def write(item: Draft, *, root: Path, now: datetime, new_ids: dict[str, str] | None) -> Path:

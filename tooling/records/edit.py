@@ -20,7 +20,7 @@ from tooling.records import roundtrip
 from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
-from tooling.records.load import parse_text, read_text
+from tooling.records.load import decode_text, parse_text, read_text
 from tooling.records.model import Record
 from tooling.records.schema import schema_for
 from tooling.records.validate import record_findings, usable
@@ -107,9 +107,10 @@ def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> s
 
 def _findings(path: Path, text: str, universe: list[Record], now: datetime) -> list[Finding]:
     """Every finding validation would report for ``text`` as the content of ``path``."""
+    _, unreadable = decode_text(str(path), text.encode("utf-8"))  # over 1 MiB: readers would refuse it
     loaded = parse_text(str(path), text)
-    if loaded.findings:
-        return loaded.findings
+    if unreadable is not None or loaded.findings:
+        return [unreadable] if unreadable is not None else loaded.findings
     found = record_findings(str(path), loaded.data)
     if usable(loaded.data) and not any(f.severity is Severity.ERROR for f in found):
         record = Record(str(path), loaded.data)

@@ -178,6 +178,12 @@ def read_text(path: str) -> tuple[str | None, Finding | None]:
     raw = _read_regular(path)
     if isinstance(raw, Finding):
         return None, raw
+    return decode_text(path, raw)
+
+
+def decode_text(path: str, raw: bytes) -> tuple[str | None, Finding | None]:
+    """The text of a record file's bytes, or the finding that refuses them (also for bytes
+    about to be written: a writer refuses what reading would refuse)."""
     if len(raw) > MAX_FILE_BYTES:
         return None, Finding(path, 1, 1, "file-too-large",
                              f"file is larger than {MAX_FILE_BYTES:,} bytes; "

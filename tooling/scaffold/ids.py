@@ -1,6 +1,7 @@
 """Allocating the next free record id without ever overwriting a file."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Callable
@@ -21,13 +22,43 @@ def format_id(prefix: str, number: int) -> str:
     return f"{prefix}{number:04d}"
 
 
+def shown(path: Path) -> str:
+    """``path`` as messages name it: relative to here when it is below here."""
+    inside = os.path.abspath(path).startswith(os.getcwd() + os.sep)
+    return os.path.relpath(path) if inside else str(path)
+
+
+def make_folder(directory: Path) -> None:
+    """The records folder, made if missing. Something else under its name or a parent's (a
+    file, a link to nothing, a loop of links) is said as such, not as mkdir's 'file exists'."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return
+    except (FileExistsError, NotADirectoryError):
+        pass
+    # the nearest of the folder and its parents that is there but is not a folder
+    blocking = next((p for p in (directory, *directory.parents) if os.path.lexists(p) and not p.is_dir()), directory)
+    if not blocking.is_symlink():
+        what = "a file"
+    else:
+        try:
+            what = f"a symbolic link to {os.path.realpath(blocking, strict=True)}, not a folder"
+        except FileNotFoundError:
+            what = f"a symbolic link to {os.readlink(blocking)}, which does not exist"
+        except OSError:
+            what = "a symbolic link that leads round in a loop"
+    folder = "the folder" if blocking == directory else f"a folder holding {shown(directory)}/, the folder"
+    raise UserError(f"{shown(blocking)}: {what}; expected {folder} the records go in (move it away "
+                    "or make it a folder)")
+
+
 def create_next(directory: Path, prefix: str, render: Callable[[str], str]) -> tuple[str, Path]:
     """Write ``render(id)`` under the next free ``<prefix>NNNN.yaml``; return the id and path.
 
     Concurrent callers each compute the next number; link(2) lets exactly one of them take a
     name, and the losers move on to a higher number instead of overwriting.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     tried = 0
     for _ in range(MAX_ATTEMPTS):
         number = max(highest_number(directory, prefix) + 1, tried + 1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import getpass
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -9,13 +10,14 @@ from typing import Any
 from tooling.errors import FieldError, UserError
 from tooling.failures.evidence import primary
 from tooling.fs.atomic import create_file
-from tooling.records.findings import excerpt
+from tooling.records.crossref import EARLIEST, LATEST, check_times
+from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
-from tooling.records.load import parse_text
-from tooling.records.model import parse_time
+from tooling.records.load import decode_text, parse_text
+from tooling.records.model import Record, parse_time
 from tooling.records.schema import check_record, field_errors
-from tooling.scaffold.ids import create_next
+from tooling.scaffold.ids import create_next, make_folder, shown
 from tooling.scaffold.render import render
 
 HEADERS = {
@@ -49,10 +51,38 @@ def _check_values(kind: str, values: dict[str, Any], given: tuple[str, ...]) -> 
 
 
 def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
+    """The file text, refused unless `tooling validate` would pass it: the schema of the values
+    is checked before, but the limits of the loader (a number too large, a file over 1 MiB) and
+    the calendar are only seen in the text as it will be written."""
     text = render(kind, values, directory=directory, header=HEADERS[kind])
-    loaded = parse_text(str(directory / "new.yaml"), text)
-    assert not loaded.findings and not check_record("new", loaded.data), "scaffold must validate"
+    name = str(directory / "new.yaml")
+    _, unreadable = decode_text(name, text.encode("utf-8"))
+    loaded = parse_text(name, text)
+    found = ([unreadable] if unreadable else loaded.findings) or \
+        [*check_record(name, loaded.data), *check_times([Record(name, loaded.data)])]
+    errors = [f for f in found if f.severity is Severity.ERROR]
+    if errors:
+        raise _refusal(kind, text, errors, directory)
     return text
+
+
+def _refusal(kind: str, text: str, errors: list[Finding], directory: Path) -> UserError:
+    """A FieldError when each problem sits under a field of the text (so a command names its
+    option), else the findings as they are; either way nothing is written."""
+    lines = text.splitlines()
+    named = [(field, f.message) for f in errors if (field := _field_above(lines, f.line)) is not None]
+    if len(named) == len(errors):
+        return FieldError(named)
+    return UserError(f"{shown(directory)}: no {kind} created, it would not validate: "
+                     + "; ".join(f"[{f.rule}] {f.message}" for f in errors))
+
+
+def _field_above(lines: list[str], line: int) -> str | None:
+    """The top-level field whose value holds 1-based ``line`` of a rendered file."""
+    for text in reversed(lines[1:line]):  # line 1 is the modeline, never a field
+        if (found := re.match(r"([A-Za-z_][\w-]*):", text)) is not None:
+            return found.group(1)
+    return None
 
 
 def recognised_mode(signatures: list[str]) -> str | None:
@@ -99,14 +129,18 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
     if "failure_mode" not in values and (mode := recognised_mode(values["signatures"])) is not None:
         values["failure_mode"] = mode  # what the log lines say it is; a person can still change it
     _check_values("incident", values, (*INCIDENT_FIELDS, *extra))
-    if parse_time(detected) is None:
+    when = parse_time(detected)
+    if when is None:
         raise FieldError([("detected_at", f"{excerpt(detected)} is not a real date and time")])
+    if not EARLIEST <= when.date() <= LATEST:  # as `tooling validate` says of every date
+        raise FieldError([("detected_at", f"{excerpt(detected)} is outside the years {EARLIEST.year}-"
+                                          f"{LATEST.year}; expected a date in the life of a training run")])
     return _create_numbered("incident", values, root / KINDS["incident"].directory)
 
 
 def _create_numbered(kind: str, values: dict[str, Any], directory: Path) -> Path:
     """Render and check the file once, then take the next free number for it."""
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     placeholder = values["id"]
     text = _render_checked(kind, values, directory)
     line = f"\nid: {placeholder}\n"
@@ -145,10 +179,15 @@ def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, o
     }
     _check_values("run", values, ("id", "title", "owner"))
     directory = root / KINDS["run"].directory
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory)
     path = directory / f"{name}.yaml"
     if name in ids(root, "run"):  # perhaps as NAME.yml, which create_file would not see
         raise UserError(f"{path_of(root, name, kinds=['run'])}: a run named {excerpt(name)} already exists")
+    # `tooling set NAME` finds a record by id alone: a run named like a ladder would take its place
+    taken = [k for k in KINDS if KINDS[k].translates is None and name in ids(root, k)]
+    if taken:
+        raise FieldError([("id", f"{excerpt(name)} is the id of {path_of(root, name, kinds=taken).relative_to(root)} "
+                                 "already; expected a name no record has")])
     try:
         create_file(path, _render_checked("run", values, directory))
     except FileExistsError:
