@@ -95,6 +95,14 @@ def test_budget_command_on_the_demo_run() -> None:
     assert "685,919" in result.stdout and "687,179" in result.stdout
 
 
+@pytest.mark.parametrize("run", ["demo-99b", ""])
+def test_an_unknown_run_lists_the_runs_with_a_budget(run: str) -> None:
+    result = tooling("budget", run, cwd=PROJECT)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"tooling: error: RUN: Expected one of: ['demo-7b'] (the runs with a budget section) but received: "
+               f"'{run}'\n")
+
+
 def test_record_text_in_the_budget_is_shown_as_written_not_read_as_markup(tmp_path: Path) -> None:
     """rich reads "[/]" as its own markup: a run titled with brackets once ended in a MarkupError."""
     (tmp_path / "runbooks" / "runs").mkdir(parents=True)

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from support import CORPUS, tooling
 from tooling.diagnose.stacks import Frame, RankStack, outliers, parse_dump
 
@@ -70,3 +72,54 @@ def test_pid_without_children_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr == (f"tooling: error: --pid {lonely.pid}: no child processes; expected the PID of "
                              "torchrun (or use --pids)\n")
+
+
+FRAME = '[{"pid": 1, "os_thread_id": 1, "frames": [{"name": "f", "filename": "t.py", "line": %s}]}]'
+NOT_A_DUMP = "expected the text or --json output of py-spy dump"
+BROKEN_DUMPS = [  # each once ended in an internal error (RecursionError, OverflowError, ValueError)
+    ("deep.json", "[" * 100_000 + "]" * 100_000, f"deep.json:1:1: JSON nested too deeply; {NOT_A_DUMP}"),
+    ("infinite.json", FRAME % "1e999", f"infinite.json:1:1: a frame without name, filename and line; {NOT_A_DUMP}"),
+    ("fraction.json", FRAME % "2.5", f"fraction.json:1:1: a frame without name, filename and line; {NOT_A_DUMP}"),
+    ("long.txt", "Thread 0x1 (idle)\n    f (t.py:" + "9" * 5000 + ")\n",
+     f"long.txt: no thread with Python frames; {NOT_A_DUMP}"),
+    ("long-faulthandler.txt", 'Thread 0x1 (most recent call first):\n  File "t.py", line ' + "9" * 5000 + " in f\n",
+     f"long-faulthandler.txt: no thread with Python frames; {NOT_A_DUMP}"),
+]
+
+
+@pytest.mark.parametrize("name, text, message", BROKEN_DUMPS, ids=[b[0] for b in BROKEN_DUMPS])
+def test_a_dump_with_absurd_numbers_or_nesting_is_a_one_line_error(tmp_path: Path, name: str, text: str,
+                                                                   message: str) -> None:
+    (tmp_path / name).write_text(text)
+    result = tooling("stacks", "--dumps", name, cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"tooling: error: {message}\n")
+
+
+def _free_pid() -> int:
+    """A PID no process has now (the kernel's largest is below 2**22)."""
+    return next(pid for pid in range(4_194_303, 0, -1) if not Path(f"/proc/{pid}").exists())
+
+
+def test_processes_that_are_not_there_are_named_in_one_line(tmp_path: Path) -> None:
+    pid = _free_pid()
+    cases = [
+        (["--pid", "0"], "--pid 0: no child processes; expected the PID of torchrun (or use --pids)"),
+        (["--pids", f"{pid}"], f"--pids: no process {pid} on this machine; expected the PIDs of running ranks"),
+        (["--slurm-job", ""], "--slurm-job '': no process with that SLURM_JOB_ID and a RANK on this machine; "
+                              "expected a job with ranks running here"),
+    ]
+    for args, message in cases:
+        result = tooling("stacks", *args, cwd=tmp_path, env={"RUST_BACKTRACE": "1"})
+        assert (result.returncode, result.stdout, result.stderr) == (2, "", f"tooling: error: {message}\n"), args
+
+
+def test_a_py_spy_failure_is_one_line_without_its_backtrace(tmp_path: Path) -> None:
+    """py-spy prints a Rust backtrace under RUST_BACKTRACE=1; the error keeps its first line."""
+    with subprocess.Popen(["sleep", "60"]) as sleeper:  # a process, but not a Python one
+        try:
+            result = tooling("stacks", "--pids", str(sleeper.pid), cwd=tmp_path, env={"RUST_BACKTRACE": "1"})
+        finally:
+            sleeper.kill()
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", f"tooling: error: py-spy dump --pid {sleeper.pid} failed: Error: Failed to find python version from "
+               "target process\n")

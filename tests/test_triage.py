@@ -63,6 +63,19 @@ def test_unknown_symptom_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice: 'plateau'" in result.stderr
 
 
+@pytest.mark.parametrize("how", ["removed", "a folder in its place"])
+def test_a_missing_ladder_names_the_file_it_expected(tmp_path: Path, how: str) -> None:
+    root = _copy(tmp_path)
+    ladder = root / "runbooks" / "ladders" / "nan.yaml"
+    ladder.unlink()
+    if how == "a folder in its place":
+        ladder.mkdir()
+    result = tooling("triage", "nan", cwd=root)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", "tooling: error: runbooks/ladders/nan.yaml: no such file; expected the nan ladder there (one file per "
+               "symptom in runbooks/ladders/)\n")
+
+
 RERUN = "    skipped: needs a new run of the training; start it by hand when the cheaper checks are clear"
 NO_PID = "    skipped: needs the PID of a training process: pass --pid"
 NO_JOB = "    skipped: needs the SLURM job: run it inside the job or set SLURM_JOB_ID=JOBID"

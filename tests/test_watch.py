@@ -404,6 +404,54 @@ def test_bad_input_is_a_one_line_error_and_writes_nothing(repo: Path, tmp_path: 
     assert snapshot(repo) == before and snapshot(tmp_path / "offsets") == offsets
 
 
+OFFSETS_EXPECTED = "expected the JSON tooling watch writes (remove the file to read the logs from their start)"
+BAD_OFFSETS = [  # each once crashed, hung, or read the log from a wrong place
+    ("nested", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("negative offset", {"offset": -5}, "unexpected content: logs.{log}.files.0.offset is -5, expected a number >= 0"),
+    ("fractional offset", {"offset": 10.5},
+     "unexpected content: logs.{log}.files.0.offset is a fraction, expected a whole number"),
+    ("null offset", {"offset": None}, "unexpected content: logs.{log}.files.0.offset is null, expected a whole number"),
+    ("string flag", {"hang_raised": "no"}, "unexpected content: hang_raised is a string, expected true or false"),
+    ("naive progress time", {"progress": {"at": "2026-11-29T12:00:00", "log": "train.log", "line": 1, "text": "x"}},
+     "unexpected content: progress.at '2026-11-29T12:00:00' has no timezone offset"),
+    ("logs as a list", {"logs": []}, "unexpected content: logs is a list, expected an object"),
+]
+
+
+@pytest.mark.parametrize("case, change, message", BAD_OFFSETS, ids=[b[0] for b in BAD_OFFSETS])
+def test_a_broken_offset_file_is_a_located_error(repo: Path, tmp_path: Path, case: str, change: Any,
+                                                 message: str) -> None:
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    log.write_text(xid(0))
+    assert summary(watch(repo, state)) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+    if isinstance(change, str):
+        state.write_text(change)
+    else:
+        data = json.loads(state.read_text())
+        data.update({k: v for k, v in change.items() if k != "offset"})
+        if "offset" in change:
+            data["logs"][str(log)]["files"][0]["offset"] = change["offset"]
+        state.write_text(json.dumps(data))
+    append(log, xid(1))
+    before = snapshot(repo)
+    result = tooling("watch", "train.log", "--once", "--run", "demo-7b", "--state", str(state), cwd=repo, timeout=30)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", f"tooling: error: {state}:1:1: [watch-offsets] not an offset file of tooling watch "
+               f"({message.format(log=log)}); {OFFSETS_EXPECTED}\n")
+    assert snapshot(repo) == before
+
+
+def test_an_offset_file_that_is_a_pipe_is_refused_not_waited_on(repo: Path, tmp_path: Path) -> None:
+    (repo / "train.log").write_text(xid(0))
+    os.mkfifo(tmp_path / "offsets.json")
+    result = tooling("watch", "train.log", "--once", "--run", "demo-7b", "--state", str(tmp_path / "offsets.json"),
+                     cwd=repo, timeout=30)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", f"tooling: error: {tmp_path / 'offsets.json'}: not a regular file; expected the offset file tooling "
+               "watch writes\n")
+    assert not (repo / "incidents" / "INC-0003.yaml").exists()
+
+
 def test_an_unreadable_log_is_an_error(repo: Path) -> None:
     """As a user the log's mode shuts out (root reads anything: it runs the command as nobody)."""
     folder = Path(tempfile.mkdtemp())

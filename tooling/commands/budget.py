@@ -17,9 +17,11 @@ from tooling.workspace import load_analysis
 def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     cards = [c for c in load_analysis(root, now=now).runs if c.budget is not None]
     if run_id is not None:
+        known = [c.id for c in cards]
         cards = [c for c in cards if c.id == run_id]
         if not cards:
-            raise UsageError(f"no run {excerpt(run_id)} with a budget section in runbooks/runs/")
+            raise UsageError(f"RUN: Expected one of: {known} (the runs with a budget section) "
+                             f"but received: {excerpt(run_id)}")
     console = Console()
     for card in cards:
         b = card.budget

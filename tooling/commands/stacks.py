@@ -11,6 +11,7 @@ from pathlib import Path
 from tooling.diagnose import ranks
 from tooling.diagnose.stacks import RankStack, classes, incident_values, outliers, report
 from tooling.errors import FieldError, UsageError
+from tooling.records.findings import excerpt
 from tooling.scaffold.new import new_incident, require_run
 
 SOURCES = {"run": "--incident"}
@@ -21,14 +22,21 @@ def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, d
     if dumps:
         return ranks.from_files(dumps)
     if pid is not None:
-        found = ranks.children(pid)
+        found = ranks.children(pid) if pid > 0 else []  # the kernel's own threads have parent 0
         if not found:
             raise UsageError(f"--pid {pid}: no child processes; expected the PID of torchrun (or use --pids)")
         return ranks.dump_all(found, save_dir=save_dir)
     if pids:
+        gone = [p for p in pids if not Path(f"/proc/{p}").is_dir()]
+        if gone:
+            raise UsageError(f"--pids: no process {gone[0]} on this machine; expected the PIDs of running ranks")
         return ranks.dump_all(pids, save_dir=save_dir)
-    if slurm_job:
-        return ranks.dump_all(ranks.slurm_job_ranks(slurm_job), save_dir=save_dir)
+    if slurm_job is not None:
+        found = ranks.slurm_job_ranks(slurm_job)
+        if not found:
+            raise UsageError(f"--slurm-job {excerpt(slurm_job)}: no process with that SLURM_JOB_ID and a RANK on "
+                             "this machine; expected a job with ranks running here")
+        return ranks.dump_all(found, save_dir=save_dir)
     raise UsageError("expected one of --pid, --pids, --slurm-job or --dumps")
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from tooling.diagnose.triage import StepResult, triage
 from tooling.errors import FieldError, UserError
-from tooling.records.layout import path_of
+from tooling.records.kinds import KINDS
+from tooling.records.layout import SUFFIXES, path_of
 from tooling.records.validate import validate
 from tooling.scaffold.new import new_incident, require_run
 
@@ -32,6 +33,10 @@ def _print(result: StepResult, total: int) -> None:
 
 def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:
     """The ladder for ``symptom``, validated like every record: a broken one is reported where it breaks."""
+    folder = KINDS["ladder"].directory
+    if not any((root / folder / f"{symptom}{suffix}").is_file() for suffix in SUFFIXES):
+        raise UserError(f"{folder}/{symptom}.yaml: no such file; expected the {symptom} ladder there "
+                        f"(one file per symptom in {folder}/)")
     path = path_of(root, symptom, kinds=["ladder"])
     report = validate([path], root=root, now=now)
     if report.errors:

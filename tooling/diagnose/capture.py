@@ -55,19 +55,12 @@ def _py_spy(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
         evidence.stacks = ranks.dump_all(pids, save_dir=evidence.folder,
                                          ranks={r["pid"]: str(r["rank"]) for r in registrations})
     except (UserError, subprocess.TimeoutExpired) as exc:
-        evidence.notes.append(f"py-spy could not dump every rank ({_gist(str(exc))})")
+        evidence.notes.append(f"py-spy could not dump every rank ({exc})")
         for path in evidence.folder.glob("rank-*.json"):  # half a set compares badly with the other half
             path.unlink()
         return
     evidence.tool = "py-spy"
     evidence.files += [evidence.folder / f"rank-{s.rank}.json" for s in evidence.stacks]
-
-
-def _gist(error: str) -> str:
-    """py-spy's error in one line: its first line and its deepest cause, without the backtrace."""
-    lines = [line.strip() for line in error.split("Stack backtrace:")[0].splitlines() if line.strip()]
-    causes = lines[lines.index("Caused by:") + 1:] if "Caused by:" in lines else []
-    return lines[0] + (f" ({causes[-1].split(': ', 1)[-1]})" if causes else "") if lines else error
 
 
 def _faulthandler(registrations: list[dict[str, Any]], evidence: Evidence) -> None:

@@ -82,7 +82,7 @@ def dump(pid: int, *, save_dir: Path | None = None, rank: str | None = None) -> 
     result = subprocess.run([py_spy(), "dump", "--pid", str(pid), "--json"], capture_output=True,
                             text=True, timeout=DUMP_TIMEOUT)
     if result.returncode != 0:
-        raise UserError(f"py-spy dump --pid {pid} failed: {result.stderr.strip() or result.stdout.strip()}")
+        raise UserError(f"py-spy dump --pid {pid} failed: {gist(result.stderr.strip() or result.stdout.strip())}")
     rank = rank or rank_of(pid)
     if save_dir is not None:
         save_dir.mkdir(parents=True, exist_ok=True)
@@ -91,10 +91,18 @@ def dump(pid: int, *, save_dir: Path | None = None, rank: str | None = None) -> 
     return RankStack(rank, parse_dump(result.stdout))
 
 
+def gist(error: str) -> str:
+    """py-spy's error in one line: its first line and its deepest cause, without the backtrace
+    (RUST_BACKTRACE=1 in the environment adds one)."""
+    lines = [line.strip() for line in error.split("Stack backtrace:")[0].splitlines() if line.strip()]
+    causes = lines[lines.index("Caused by:") + 1:] if "Caused by:" in lines else []
+    return lines[0] + (f" ({causes[-1].split(': ', 1)[-1]})" if causes else "") if lines else error
+
+
 def dump_all(pids: list[int], *, save_dir: Path | None = None,
              ranks: dict[int, str] | None = None) -> list[RankStack]:
     if not pids:
-        raise UserError("no rank processes found")
+        raise UserError("no rank processes found; expected at least one process to dump")
     with ThreadPoolExecutor(max_workers=min(16, len(pids))) as pool:
         return list(pool.map(lambda p: dump(p, save_dir=save_dir, rank=(ranks or {}).get(p)), pids))
 

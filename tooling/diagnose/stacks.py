@@ -53,7 +53,7 @@ class DumpError(ValueError):
 
 # faulthandler's text: a header per thread, then one line per frame, innermost first
 _FAULTHANDLER_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$")
-_FAULTHANDLER_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.+)$')
+_FAULTHANDLER_FRAME = re.compile(r'^  File "(.*)", line (\d{1,10}) in (.+)$')  # (no line number is longer)
 
 
 def parse_dump(text: str) -> tuple[Frame, ...]:
@@ -65,6 +65,8 @@ def parse_dump(text: str) -> tuple[Frame, ...]:
             threads = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise DumpError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None
+        except RecursionError:  # a dump nests two levels deep; thousands is not one
+            raise DumpError("JSON nested too deeply") from None
         return _json_frames(threads)
     if any(_FAULTHANDLER_THREAD.match(line) for line in text.splitlines()):
         return _faulthandler_frames(text)
@@ -75,7 +77,7 @@ def parse_dump(text: str) -> tuple[Frame, ...]:
             if in_thread:
                 break  # the first thread py-spy prints is the main thread
             in_thread = True
-        elif in_thread and (m := re.match(r"^\s+(.+?) \((.*):(\d+)\)\s*$", line)):
+        elif in_thread and (m := re.match(r"^\s+(.+?) \((.*):(\d{1,10})\)\s*$", line)):
             frames.append(Frame(m.group(1), m.group(2), int(m.group(3))))
     return tuple(frames)
 
@@ -98,9 +100,17 @@ def _json_frames(threads: object) -> tuple[Frame, ...]:
     main = next((t for t in threads if t.get("os_thread_id") == t.get("pid")), threads[0] if threads else {})
     frames = main.get("frames", [])
     try:
-        return tuple(Frame(str(f["name"]), str(f["filename"]), int(f["line"])) for f in frames)
+        return tuple(Frame(str(f["name"]), str(f["filename"]), _line_number(f["line"])) for f in frames)
     except (KeyError, TypeError, ValueError):
         raise DumpError("a frame without name, filename and line") from None
+
+
+def _line_number(value: object) -> int:
+    """A JSON frame's line number; ValueError for anything else (int() would take 2.5 and true,
+    and fail otherwise on an infinity or thousands of digits)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**10:
+        raise ValueError(f"not a line number: {str(value)[:20]!r}")
+    return value
 
 
 def classes(stacks: list[RankStack]) -> list[StackClass]:

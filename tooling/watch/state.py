@@ -61,6 +61,8 @@ def default_path(root: Path, where: str, logs: list[Path]) -> Path:
 
 def load(path: Path, where: str) -> WatchState:
     """The offsets saved at ``path``; none yet when it does not exist."""
+    if path.exists() and not path.is_file():  # a FIFO would block the read for ever
+        raise UserError(f"{path}: not a regular file; expected the offset file tooling watch writes")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -72,6 +74,8 @@ def load(path: Path, where: str) -> WatchState:
         state = _state(json.loads(text))
     except json.JSONDecodeError as exc:
         raise _broken(path, f"{exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise _broken(path, "nested too deeply", 1, 1) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _broken(path, f"unexpected content: {exc}", 1, 1) from None
     if state.where != where:
@@ -85,15 +89,58 @@ def _broken(path: Path, what: str, line: int, col: int) -> UserError:
                      "JSON tooling watch writes (remove the file to read the logs from their start)")
 
 
-def _state(data: dict[str, Any]) -> WatchState:
-    if data["version"] != VERSION:
-        raise ValueError(f"version {data['version']!r}, expected {VERSION}")
-    logs = {str(name): LogOffsets([Position(**{k: f[k] for k in Position.__dataclass_fields__}) for f in log["files"]],
-                                  int(log["lines"])) for name, log in data["logs"].items()}
-    last = data["progress"]
-    progress = Progress(datetime.fromisoformat(last["at"]), str(last["log"]), int(last["line"]),
-                        str(last["text"])) if last is not None else None
-    return WatchState(str(data["where"]), logs, Stall(progress, bool(data["hang_raised"])))
+def _state(data: Any) -> WatchState:
+    """The state the JSON says; ValueError naming the first field that is missing or of the wrong
+    type (a wrong offset would read from the middle of a line, or crash at the first poll)."""
+    version = _field(data, "", "version", int)
+    if version != VERSION:
+        raise ValueError(f"version {version!r}, expected {VERSION}")
+    logs = {}
+    for name, log in _field(data, "", "logs", dict).items():
+        files = _field(log, f"logs.{name}", "files", list)
+        logs[name] = LogOffsets([_position(f, f"logs.{name}.files.{n}") for n, f in enumerate(files)],
+                                _count(log, f"logs.{name}", "lines"))
+    last = _field(data, "", "progress", (dict, type(None)))
+    progress = None
+    if last is not None:
+        at = datetime.fromisoformat(_field(last, "progress", "at", str))
+        if at.tzinfo is None:
+            raise ValueError(f"progress.at {last['at']!r} has no timezone offset")
+        progress = Progress(at, _field(last, "progress", "log", str), _count(last, "progress", "line"),
+                            _field(last, "progress", "text", str))
+    return WatchState(_field(data, "", "where", str), logs, Stall(progress, _field(data, "", "hang_raised", bool)))
+
+
+def _field(data: Any, where: str, key: str, kind: type | tuple[type, ...]) -> Any:
+    """``data[key]`` when ``data`` is a mapping holding one of ``kind`` there (``where``: the
+    mapping's dotted place in the file, for the message)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where or 'the file'} is {_name(type(data))}, expected an object")
+    if key not in data:
+        raise ValueError(f"{where + '.' if where else ''}{key} is missing")
+    value, kinds = data[key], kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ValueError(f"{where + '.' if where else ''}{key} is {_name(type(value))}, expected "
+                         f"{' or '.join(_name(k) for k in kinds)}")
+    return value
+
+
+def _name(kind: type) -> str:
+    """A JSON type's name."""
+    return {dict: "an object", list: "a list", str: "a string", int: "a whole number", bool: "true or false",
+            float: "a fraction", type(None): "null"}.get(kind, kind.__name__)
+
+
+def _count(data: Any, where: str, key: str) -> int:
+    value = _field(data, where, key, int)
+    if value < 0:
+        raise ValueError(f"{where}.{key} is {value}, expected a number >= 0")
+    return value
+
+
+def _position(data: Any, where: str) -> Position:
+    counts = {k: _count(data, where, k) for k in ("dev", "inode", "offset", "line", "head_bytes")}
+    return Position(**counts, head=_field(data, where, "head", str))
 
 
 def save(path: Path, state: WatchState) -> None:
