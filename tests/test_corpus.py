@@ -188,3 +188,12 @@ def test_one_bad_character_in_one_record_leaves_the_other_commands_working(repo:
                      "--severity", "sev3", "--symptom", "divergence", cwd=repo)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "(likely repeats not shown: other records do not validate; run tooling validate)\n"
+
+
+def test_a_record_that_is_a_link_loop_is_named_where_it_is(tmp_path: Path) -> None:
+    """A link to itself has no target to show: its own path, relative, not an internal error."""
+    (tmp_path / "incidents").mkdir()
+    (tmp_path / "incidents" / "INC-0001.yaml").symlink_to("INC-0001.yaml")
+    result = tooling("validate", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1, "incidents/INC-0001.yaml:1:1: [unreadable] cannot read file: Too many levels of symbolic links\n")

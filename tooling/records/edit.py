@@ -19,7 +19,7 @@ from tooling.fs.lock import locked
 from tooling.records import roundtrip
 from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.kinds import KINDS
+from tooling.records.kinds import KINDS, is_kind
 from tooling.records.load import decode_text, parse_text, read_text
 from tooling.records.model import Record
 from tooling.records.schema import schema_for
@@ -47,7 +47,7 @@ def parse_assignment(text: str) -> Assignment:
 
 def _insert_in_schema_order(document: Any, key: str, value: Any) -> None:
     """A new top-level field goes where the schema puts it, not at the end of the file."""
-    order = list(schema_for(document.get("kind"))["properties"]) if document.get("kind") in KINDS else []
+    order = list(schema_for(document.get("kind"))["properties"]) if is_kind(document.get("kind")) else []
     if key not in order:
         document[key] = value
         return

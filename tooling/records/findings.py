@@ -1,6 +1,7 @@
 """A finding is one located problem in one record file."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -36,8 +37,10 @@ class Finding:
         if relative_to is not None:
             try:
                 shown = str(Path(self.path).resolve().relative_to(relative_to.resolve()))
-            except ValueError:
+            except ValueError:  # outside the repository: as it was given
                 pass
+            except (RuntimeError, OSError):  # a link loop has no target: name the link itself
+                shown = os.path.relpath(os.path.abspath(self.path), os.path.abspath(relative_to))
         prefix = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
 

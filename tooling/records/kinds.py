@@ -32,6 +32,11 @@ KINDS: dict[str, Kind] = {
 }
 
 
+def is_kind(value: object) -> bool:
+    """A known kind's name; ``kind: [incident]`` (a list, unhashable) is not one, and no error."""
+    return isinstance(value, str) and value in KINDS
+
+
 def _outermost(directories: list[str]) -> tuple[str, ...]:
     """The folders not inside another one of them: walking these finds every kind's files."""
     return tuple(sorted(d for d in set(directories)

@@ -13,7 +13,7 @@ import jsonschema
 from jsonschema.exceptions import ValidationError
 
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.kinds import KINDS
+from tooling.records.kinds import KINDS, is_kind
 from tooling.records.load import locate
 
 _TYPE_WORDS = {
@@ -110,7 +110,7 @@ def check_record(path: str, data: Any) -> list[Finding]:
         return [Finding(path, 1, 1, "not-a-mapping",
                         f"expected a mapping of fields but received: {describe(data)}")]
     kind = data.get("kind")
-    if kind not in KINDS:
+    if not is_kind(kind):
         return [_kind_finding(path, data)]
     try:
         _fast(kind)(data)

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 
 from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity
-from tooling.records.kinds import KINDS
+from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import record_dirs, record_files, repository_files
 from tooling.records.load import load_file, no_collection
 from tooling.records.model import Record
@@ -83,7 +83,7 @@ def check_files(files: Sequence[str], *, root: Path | None = None, jobs: int | N
 
 def usable(data: Any) -> bool:
     """Enough of a record to be referred to: a known kind and an id."""
-    return isinstance(data, dict) and data.get("kind") in KINDS and isinstance(data.get("id"), str)
+    return isinstance(data, dict) and is_kind(data.get("kind")) and isinstance(data.get("id"), str)
 
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None) -> Report:
