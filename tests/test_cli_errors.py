@@ -177,3 +177,37 @@ def test_set_addresses_list_items_by_number(repo: Path) -> None:
     assert snapshot(repo) == before
     assert tooling("set", "demo-7b", "oncall.shifts.0.person=zed", cwd=repo).returncode == 0
     assert load_file(str(path)).data["oncall"]["shifts"][0]["person"] == "zed"
+
+
+@pytest.mark.parametrize("args, line", [
+    (["review"], "tooling review: error: the following arguments are required: POSTMORTEM-ID"),
+    (["bogus"], "tooling: error: argument COMMAND: Expected one of: ['validate', 'new-incident', 'new-postmortem', "
+                "'new-run', 'set', 'report', 'job', 'scan', 'watch', 'import', 'export', 'build', 'serve', "
+                "'publish', 'repeats', 'review', 'budget', 'stacks', 'triage', 'watchdog'] but received: 'bogus'"),
+    (["--now", "0001-01-01T00:00:00+00:00", "repeats"],
+     "tooling: error: argument --now: expected a time in the years 1990-2099 but received: '0001-01-01T00:00:00+00:00'"),
+    (["validate", "--no-such-flag"], "tooling: error: unrecognized arguments: --no-such-flag"),
+])
+def test_a_bad_command_line_is_one_line_without_the_usage_block(repo: Path, args: list[str], line: str) -> None:
+    result = tooling(*args, cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", line + "\n")
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly() -> None:
+    """`tooling scan LOG | head`: no 'broken pipe' error, the exit status a shell gives SIGPIPE."""
+    code = ("import sys; from tooling.error_handler import run_handled; "
+            "sys.exit(run_handled(lambda: [print('x' * 1000) for _ in range(10**5)] and 0))")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    assert (process.wait(timeout=60), process.stderr.read()) == (141, b"")
+
+
+def test_output_that_cannot_be_written_does_not_claim_nothing_changed(repo: Path) -> None:
+    """The record is written before its name is printed: a full output must not say 'nothing was changed'."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "tooling", "new-incident", "--title", "Hang on node7 again",
+                                 "--run", "demo-7b", "--severity", "sev3", "--symptom", "hang", "--layer", "unknown"],
+                                cwd=repo, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (1, "tooling: error: no space left on device while writing the output\n")

@@ -8,6 +8,8 @@ import math
 import re
 from datetime import datetime
 
+from tooling.records.crossref import EARLIEST, LATEST
+
 
 def timestamp(text: str) -> datetime:
     try:
@@ -17,6 +19,9 @@ def timestamp(text: str) -> datetime:
                                          f"but received: {text!r}") from None
     if when.tzinfo is None:
         raise argparse.ArgumentTypeError(f"expected a timestamp with a timezone offset but received: {text!r}")
+    if not EARLIEST <= when.date() <= LATEST:  # the records' own range: the analyses walk the calendar
+        raise argparse.ArgumentTypeError(f"expected a time in the years {EARLIEST.year}-{LATEST.year} "
+                                         f"but received: {text!r}")
     return when
 
 

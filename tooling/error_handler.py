@@ -39,6 +39,9 @@ def run_handled(action: Callable[[], int]) -> int:
         return _fail(f"tooling: error: {exc}", exc.exit_code)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left (`tooling scan LOG | head`): quietly, as grep does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return 128 + 13  # as a shell reports a death by SIGPIPE
     except OSError as exc:
         return _fail(f"tooling: error: {os_message(exc)}", 1)
     except Exception as exc:  # the catch-all: a bug, never a user's fault
@@ -51,8 +54,8 @@ def run_handled(action: Callable[[], int]) -> int:
 def os_message(exc: OSError) -> str:
     """``path: what went wrong; what to do``, for an error of the operating system."""
     what = _HINTS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
-    if exc.filename is None:
-        return what
+    if exc.filename is None:  # no file named: the output (`> /dev/full`), after the files were written
+        return f"{(exc.strerror or str(exc)).lower()} while writing the output" if exc.errno in _HINTS else what
     path = os.fsdecode(exc.filename)
     inside = os.path.abspath(path).startswith(os.getcwd() + os.sep)
     return f"{os.path.relpath(path) if inside else path}: {what}"

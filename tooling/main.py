@@ -2,17 +2,33 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from tooling import arguments
 from tooling.error_handler import run_handled
 from tooling.errors import UsageError
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, answering a bad command line in one line (no usage block; `--help` has it) and
+    a wrong choice in the house's words."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = _INVALID_CHOICE.search(message)
+        if choice:
+            message = (f"{message[:choice.start()]}Expected one of: [{choice['choices']}] "
+                       f"but received: {choice['value']}")
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: (?P<value>.*) \(choose from (?P<choices>.*)\)$")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tooling", description=(
+    parser = _Parser(prog="tooling", description=(
         "Resilience playbook: records of incidents, postmortems and training runs, "
         "validated and rendered into a site."))
     parser.add_argument("--root", type=Path, help="repository root (default: found upward from here)")
@@ -20,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="the time every command takes as now, e.g. 2026-11-29T12:00:00+00:00 "
                              "(default: the clock; for reproducible builds and tests)")
     # --now is also accepted after the command; SUPPRESS keeps the top-level value when it is not
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--now", type=arguments.timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in (_records, _feeds, _logs, _site, _analyses, _diagnosis):
