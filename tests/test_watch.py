@@ -517,3 +517,12 @@ def test_an_occurrence_keeps_a_persons_edits_and_a_resolved_incident_gets_none(r
     append(log, xid(2))
     assert summary(watch(repo, state, now=at(3))) == [("created", "INC-0004", "gpu.fell-off-bus", 1, 1)]
     assert load_file(str(path)).data["occurrences"] == 2
+
+
+def test_a_state_file_in_a_folder_that_is_not_there_is_refused_not_made(repo: Path, tmp_path: Path) -> None:
+    (repo / "train.log").write_text(progress_lines(0, 3))
+    state = tmp_path / "no" / "such" / "offsets.json"
+    result = tooling("watch", "train.log", "--once", "--run", "demo-7b", "--state", str(state), cwd=repo, timeout=30)
+    assert (result.returncode, result.stderr) == (
+        2, f"tooling: error: --state {state}: no folder {state.parent}; expected a file in a folder that exists\n")
+    assert not (tmp_path / "no").exists()

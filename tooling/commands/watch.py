@@ -27,6 +27,7 @@ from typing import Callable
 
 from tooling.analysis.incidents import where_of
 from tooling.commands.scan import placement
+from tooling.errors import UsageError
 from tooling.watch import state as offsets
 from tooling.watch.files import check_log
 from tooling.watch.incidents import Outcome
@@ -42,6 +43,8 @@ def watch_command(*, root: Path, now: datetime, logs: list[Path], run_id: str | 
     present = {path: check_log(path, must_exist=False) for path in logs}
     rule = StallRule(root, run_id, stall_after)
     threshold = rule.read(now)  # a run record that does not load is said now, not at the first stall
+    if state is not None and not state.parent.is_dir():  # a typo in --state must not make folders
+        raise UsageError(f"--state {state}: no folder {state.parent}; expected a file in a folder that exists")
     state_path = state or offsets.default_path(root, place, logs)
     saved = offsets.load(state_path, place)
     for path, exists in present.items():
