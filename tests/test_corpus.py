@@ -197,3 +197,28 @@ def test_a_record_that_is_a_link_loop_is_named_where_it_is(tmp_path: Path) -> No
     result = tooling("validate", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (
         1, "incidents/INC-0001.yaml:1:1: [unreadable] cannot read file: Too many levels of symbolic links\n")
+
+
+@pytest.mark.parametrize("target", ["INC-0009.yaml", "../elsewhere/INC-0009.yaml", "/nowhere/INC-0009.yaml"])
+def test_a_record_that_is_a_link_to_nothing_is_named_where_it_is(tmp_path: Path, target: str) -> None:
+    """Wherever it points (beside it, or outside the repository), a link to nothing is the link's
+    own path, relative, and says it leads nowhere (it was the target's path, or the link's absolute
+    path as [outside-repository])."""
+    (tmp_path / "incidents").mkdir()
+    (tmp_path / "incidents" / "INC-0001.yaml").symlink_to(target)
+    result = tooling("validate", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1, "incidents/INC-0001.yaml:1:1: [unreadable] cannot read file: a symbolic link to nothing (its target "
+           "does not exist); expected the record itself or a link to it\n")
+    named = tooling("validate", "incidents/INC-0001.yaml", cwd=tmp_path)  # named on the command line: the same
+    assert (named.returncode, named.stdout) == (result.returncode, result.stdout)
+
+
+def test_a_folder_named_like_a_record_is_a_located_error(repo: Path) -> None:
+    """It was walked as a folder, silently: validate passed and the record seemed to be there."""
+    (repo / "incidents" / "INC-0009.yaml").mkdir()
+    for args in (["validate"], ["validate", "incidents/INC-0009.yaml"]):
+        result = tooling(*args, cwd=repo)
+        assert (result.returncode, result.stdout) == (
+            1, "incidents/INC-0009.yaml:1:1: [not-a-file] a folder, not a file; expected a record file (only a "
+               "record file's name ends in .yaml or .yml)\n"), args

@@ -83,6 +83,30 @@ def test_set_on_a_run_page_stamps_updated_at_with_the_one_clock(repo: Path) -> N
     assert "updated_at: 2026-11-30T08:15:00+09:00\n" in text
 
 
+def test_a_tab_in_a_value_is_stored_as_an_escape(repo: Path) -> None:
+    """A pasted log line has tabs. The character rules allow a tab in a value (only a tab in the
+    file's text is refused, as indentation), new-incident stores one as "\\t": set did not read it
+    ('while scanning for the next token')."""
+    path = repo / "incidents" / "INC-0001.yaml"
+    result = tooling("set", "INC-0001", "title=Loss\twent NaN at step 5", "signatures=[NCCL WARN\tTimeout]", cwd=repo)
+    assert (result.returncode, result.stderr) == (0, "")
+    text = path.read_text()
+    assert 'title: "Loss\\twent NaN at step 5"\n' in text and '  - "NCCL WARN\\tTimeout"\n' in text
+    assert "\t" not in text
+    assert tooling("validate", "--strict", cwd=repo).returncode == 0
+
+
+def test_a_value_that_is_not_yaml_says_what_and_where(repo: Path) -> None:
+    before = snapshot(repo)
+    result = tooling("set", "INC-0001", "tags=[a\tb", cwd=repo)
+    assert (result.returncode, result.stderr) == (2, "tooling: error: 'tags': expected ',' or ']', but got "
+                                                     "'<scalar>' at character 4; expected a YAML value\n")
+    result = tooling("set", "INC-0001", "tags=[a, b", cwd=repo)
+    assert (result.returncode, result.stderr) == (2, "tooling: error: 'tags': expected ',' or ']', but got "
+                                                     "'<stream end>' at character 6; expected a YAML value\n")
+    assert snapshot(repo) == before
+
+
 def test_set_unknown_record_and_bad_assignment(repo: Path) -> None:
     result = tooling("set", "INC-0404", "status=open", cwd=repo)
     assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'INC-0404' under {repo}\n")

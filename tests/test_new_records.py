@@ -141,6 +141,12 @@ def test_new_postmortem_and_new_run(repo: Path) -> None:
     # `tooling set hang ...` would edit the new run instead of the ladder
     (["new-run", "hang"], 2, "NAME: 'hang' is the id of runbooks/ladders/hang.yaml already; expected a name "
                              "no record has"),
+    # the file system's limit on a name is met as the schema's limit on an id, the name cut short
+    (["new-run", "a" * 300], 2, f"NAME: expected at most 64 characters but received: '{'a' * 60}…'"),
+    (["set", "a" * 300, "title=a title"], 2, "expected a record id such as INC-0042, PM-0007, demo-7b, hang, stack "
+                                             f"but received: '{'a' * 60}…'"),
+    (["validate", f"runbooks/runs/{'a' * 300}.yaml"], 1,
+     f"runbooks/runs/{'a' * 106}…: file name too long; expected a name of at most 255 bytes"),
 ])
 def test_new_record_errors(repo: Path, args: list[str], code: int, message: str) -> None:
     before = snapshot(repo)

@@ -311,6 +311,11 @@ def test_bad_inputs_are_one_line_errors(repo: Path) -> None:
     (["--write", "--run", "nope"], "--run: Expected one of: ['demo-7b'] but received: 'nope'"),
     (["--write", "--cluster", "Rsc 1"], "--cluster: expected lower-case letters, digits and dashes, such as rsc-1, "
                                         "but received 'Rsc 1'"),
+    # drafts do not depend on the run: without --write it would be silently ignored
+    (["--run", "demo-7b"], "--run has no effect without --write; expected --write --run RUN to file the drafts, "
+                           "or no --run to only show them"),
+    (["--cluster", "rsc-1", "--json"], "--cluster has no effect without --write; expected --write --cluster NAME "
+                                       "to file the drafts, or no --cluster to only show them"),
 ])
 def test_where_to_file_is_checked_before_the_logs_are_read(repo: Path, args: list[str], message: str) -> None:
     result = tooling("scan", "missing.log", *args, cwd=repo)

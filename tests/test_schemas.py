@@ -1,13 +1,14 @@
 """The shipped schemas: valid draft 2020-12, every field described (they feed the field reference)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Iterator
 
 import jsonschema
 import pytest
 
-from support import tooling
+from support import PROJECT, tooling
 from tooling.records.kinds import KINDS
 from tooling.records.model import same_or_later
 from tooling.records.schema import schema_for
@@ -30,6 +31,29 @@ def test_schema_is_valid_and_every_field_is_described(kind: str) -> None:
     undescribed = [where for where, spec in _properties(schema, kind) if not spec.get("description")]
     assert undescribed == []
     assert all(d.get("description") for d in schema.get("$defs", {}).values())
+
+
+def _ids(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every string with an id-like pattern (a slug, INC-NNNN, a dotted failure-mode id)."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and str(node.get("pattern", "")).startswith(("^[a-z0-9][a-z0-9-]*", "^INC-",
+                                                                                     "^PM-")):
+            yield where, node
+        for key, value in node.items():
+            yield from _ids(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for number, value in enumerate(node):
+            yield from _ids(value, f"{where}[{number}]")
+
+
+def test_every_id_has_a_longest_length() -> None:
+    """An id becomes a file name (runbooks/runs/<id>.yaml): without a limit, 300 characters were
+    'file name too long' from the file system instead of a refusal of the value."""
+    schemas = sorted((PROJECT / "tooling" / "schemas").glob("*.schema.json"))
+    found = [(f"{path.name}{where}", spec)
+             for path in schemas for where, spec in _ids(json.loads(path.read_text()), "")]
+    assert len(found) >= 12
+    assert [where for where, spec in found if not 0 < spec.get("maxLength", 0) <= 100] == []
 
 
 HISTORY = """\

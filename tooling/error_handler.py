@@ -29,7 +29,9 @@ _HINTS = {
     errno.EROFS: "read-only file system; run it where the repository is writable",
     errno.EACCES: "permission denied; run it as a user who may write there",
     errno.EPERM: "operation not permitted; run it as a user who may write there",
+    errno.ENAMETOOLONG: "file name too long; expected a name of at most 255 bytes",
 }
+LONGEST_PATH = 120  # characters of a path a message shows; the rest is cut
 
 
 def run_handled(action: Callable[[], int]) -> int:
@@ -54,11 +56,13 @@ def run_handled(action: Callable[[], int]) -> int:
 def os_message(exc: OSError) -> str:
     """``path: what went wrong; what to do``, for an error of the operating system."""
     what = _HINTS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
-    if exc.filename is None:  # no file named: the output (`> /dev/full`), after the files were written
+    if not isinstance(exc.filename, (str, bytes)):  # no file named (or only a descriptor's number): the
+        # output (`> /dev/full`), after the files were written
         return f"{(exc.strerror or str(exc)).lower()} while writing the output" if exc.errno in _HINTS else what
     path = os.fsdecode(exc.filename)
     inside = os.path.abspath(path).startswith(os.getcwd() + os.sep)
-    return f"{os.path.relpath(path) if inside else path}: {what}"
+    shown = os.path.relpath(path) if inside else path
+    return f"{shown if len(shown) <= LONGEST_PATH else shown[:LONGEST_PATH] + '…'}: {what}"
 
 
 def _fail(message: str, code: int) -> int:

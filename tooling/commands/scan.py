@@ -2,7 +2,8 @@
 
 Without --write nothing is written: the drafts are shown (or printed as JSON) for a person to
 confirm. With --write each becomes incidents/INC-NNNN.yaml, status open, severity unknown (a log
-shows what failed, not what it cost the run), for the run (--run) or the cluster (--cluster).
+shows what failed, not what it cost the run), for the run (--run) or the cluster (--cluster);
+either without --write is refused, as it would change nothing.
 """
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, 
         raise exc.naming(SOURCES) from None
 
 
+def _nowhere_to_file(*, run: str | None, cluster: str | None) -> None:
+    """Drafts do not depend on where they would be filed: a --run silently ignored would let a
+    person believe the incidents were filed for it."""
+    for option, value, metavar in (("--run", run, "RUN"), ("--cluster", cluster, "NAME")):
+        if value is not None:
+            raise UsageError(f"{option} has no effect without --write; expected --write {option} {metavar} "
+                             f"to file the drafts, or no {option} to only show them")
+
+
 def report(result: ScanResult) -> list[str]:
     lines = [f"{log.name}: {_count(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
     lines.append(f"{_count(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
@@ -58,6 +68,8 @@ def _count(number: int, noun: str) -> str:
 
 def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,
                  cluster: str | None, as_json: bool) -> int:
+    if not write:
+        _nowhere_to_file(run=run, cluster=cluster)
     where = placement(root, run=run, cluster=cluster) if write else None
     result = scan_logs(logs, now=now)
     if result.dropped:

@@ -14,6 +14,7 @@ from typing import Any
 from tooling.records.schema import field_spec, resolve, schema_for
 
 PSEUDO = ("description", "id")  # columns that feed the import, not a field of the same name
+TOOLING_ONLY = ("watch_polls",)  # bookkeeping tooling watch writes: no logbook has it
 NESTED = "impact"
 # new_incident's own parameters; every other field goes to it as `extra`
 NAMED = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",
@@ -37,7 +38,7 @@ def mappable() -> tuple[str, ...]:
     """Every name a mapping's ``columns`` may use, in schema order."""
     names: list[str] = []
     for name in schema_for("incident")["properties"]:
-        if name == "kind":
+        if name == "kind" or name in TOOLING_ONLY:
             continue
         if name != "id":
             names.append(name)

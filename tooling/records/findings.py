@@ -35,12 +35,15 @@ class Finding:
     def format(self, *, relative_to: Path | None = None) -> str:
         shown = self.path
         if relative_to is not None:
+            # the folder resolved (the repository may be reached through a link), the file not: a
+            # record that is a link is named where it is, not where it leads (nowhere, or outside)
+            path = Path(os.path.abspath(self.path))
             try:
-                shown = str(Path(self.path).resolve().relative_to(relative_to.resolve()))
+                shown = str((path.parent.resolve() / path.name).relative_to(relative_to.resolve()))
             except ValueError:  # outside the repository: as it was given
                 pass
-            except (RuntimeError, OSError):  # a link loop has no target: name the link itself
-                shown = os.path.relpath(os.path.abspath(self.path), os.path.abspath(relative_to))
+            except (RuntimeError, OSError):  # a loop of folder links: name it as it was given
+                shown = os.path.relpath(path, os.path.abspath(relative_to))
         prefix = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
 

@@ -49,17 +49,20 @@ def _walk(folder: Path) -> list[str]:
     found = []
     for parent, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(parent, n) for n in sorted(names) if record_stem(n) is not None)
+        # a folder named like a record is listed too: reading it says it is not the record file
+        found.extend(os.path.join(parent, n) for n in sorted([*names, *dirs]) if record_stem(n) is not None)
     return found
 
 
 def record_files(paths: Iterable[Path]) -> list[str]:
-    """Record files named by ``paths`` (files, or folders walked for record files), once each."""
+    """Record files named by ``paths`` (files, or folders walked for record files), once each.
+    A link to nothing and a folder named like a record are listed: reading them says what they are."""
     files: list[str] = []
     for path in paths:
         if path.is_dir():
+            files.extend([str(path)] if record_stem(path.name) is not None else [])
             files.extend(_walk(path))
-        elif path.is_file():
+        elif path.is_file() or path.is_symlink():
             files.append(str(path))
         elif os.path.lexists(path):
             raise UsageError(f"{path}: not a regular file or folder; expected a record file or a folder of them")
@@ -73,14 +76,22 @@ def repository_files(root: Path) -> list[str]:
 
 
 @lru_cache(maxsize=None)
-def id_pattern(kind: str) -> re.Pattern[str]:
-    """The kind's id pattern, as its schema states it."""
-    return re.compile(field_spec(kind, "id")["pattern"])
+def _id_rule(kind: str) -> tuple[re.Pattern[str], int | None]:
+    """The kind's id pattern and longest id, as its schema states them."""
+    spec = field_spec(kind, "id")
+    return re.compile(spec["pattern"]), spec.get("maxLength")
+
+
+def is_id(kind: str, text: str) -> bool:
+    """Whether ``text`` is a ``kind`` id by its schema: pattern and length (a name longer than
+    the file system allows is refused as an id, not met as an error of the file system)."""
+    pattern, longest = _id_rule(kind)
+    return (longest is None or len(text) <= longest) and bool(pattern.match(text))
 
 
 def kinds_of(record_id: str) -> list[str]:
     """The kinds whose id pattern ``record_id`` matches, most specific (prefixed) first."""
-    matching = [k for k in KINDS.values() if id_pattern(k.name).match(record_id)]
+    matching = [k for k in KINDS.values() if is_id(k.name, record_id)]
     return [k.name for k in sorted(matching, key=lambda k: not k.id_prefix)]
 
 
@@ -89,9 +100,8 @@ def ids(root: Path, kind: str) -> list[str]:
     folder = root / KINDS[kind].directory
     if not folder.is_dir():
         return []
-    pattern = id_pattern(kind)
     stems = (record_stem(p.name) for p in folder.iterdir() if p.is_file())
-    return sorted({s for s in stems if s is not None and pattern.match(s)})
+    return sorted({s for s in stems if s is not None and is_id(kind, s)})
 
 
 def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -> Path:

@@ -6,6 +6,7 @@ the file only when a finding has to point into it.
 """
 from __future__ import annotations
 
+import errno
 import gc
 import math
 import os
@@ -157,15 +158,29 @@ def _read_regular(path: str) -> bytes | Finding:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
+        if exc.errno == errno.ENOENT and os.path.islink(path):  # its target is not named: it may be outside
+            return Finding(path, 1, 1, "unreadable", "cannot read file: a symbolic link to nothing (its target "
+                           "does not exist); expected the record itself or a link to it")
         return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
+    wrong = _not_a_file(path, os.fstat(fd).st_mode)
+    if wrong is not None:
+        os.close(fd)  # before fdopen, which refuses a folder
+        return wrong
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return Finding(path, 1, 1, "not-a-file", "not a regular file (a FIFO, device or socket); "
-                           "expected a record file")
         try:
             return handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
+
+
+def _not_a_file(path: str, mode: int) -> Finding | None:
+    if stat.S_ISDIR(mode):
+        return Finding(path, 1, 1, "not-a-file", "a folder, not a file; expected a record file (only a record "
+                       "file's name ends in .yaml or .yml)")
+    if not stat.S_ISREG(mode):
+        return Finding(path, 1, 1, "not-a-file", "not a regular file (a FIFO, device or socket); "
+                       "expected a record file")
+    return None
 
 
 def _character_finding(path: str, text: str) -> Finding | None:

@@ -57,7 +57,48 @@ def load_value(text: str) -> Any:
     try:
         return YAML(typ="rt").load(text)
     except YAMLError as exc:
-        raise ValueError(str(exc).splitlines()[0]) from None
+        if "\t" in text:
+            try:
+                return _load_with_tabs(text)
+            except YAMLError:
+                pass
+        raise ValueError(_gist(exc)) from None
+
+
+# Noncharacters: no record may hold one (records.characters), so one not in the text can stand in.
+_STAND_INS = [chr(code) for code in range(0xFDD0, 0xFDF0)]
+
+
+def _load_with_tabs(text: str) -> Any:
+    """YAML 1.2 allows a tab inside a plain scalar (a pasted log line has them) but ruamel's
+    scanner refuses it: read the text with a stand-in for each tab, then put the tabs back.
+    Writing such a string double-quotes it with a ``\\t`` escape, so the file holds no tab."""
+    stand_in = next((c for c in _STAND_INS if c not in text), None)
+    if stand_in is None:
+        raise YAMLError("no stand-in for a tab")
+    # around the value a tab is space, as YAML reads it; inside, it is part of the text
+    return _with_tabs(YAML(typ="rt").load(text.strip(" \t").replace("\t", stand_in)), stand_in)
+
+
+def _with_tabs(value: Any, stand_in: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(stand_in, "\t")
+    if isinstance(value, dict):
+        return {_with_tabs(k, stand_in): _with_tabs(v, stand_in) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_tabs(v, stand_in) for v in value]
+    return value
+
+
+def _gist(exc: YAMLError) -> str:
+    """ruamel's first line is often only the context ('while scanning ...'): the problem and
+    where it is say more."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if not problem:
+        return str(exc).splitlines()[0]
+    where = "" if mark is None else f" at character {mark.column + 1}" + (
+        f" of line {mark.line + 1}" if mark.line else "")
+    return f"{problem.strip()}{where}"
 
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$")

@@ -39,8 +39,9 @@ class Report:
 
 
 def _outside(path: str, root: str | None) -> bool:
-    """A symbolic link that leads out of the repository: never read, never echoed."""
-    if root is None or not os.path.islink(path):
+    """A symbolic link that leads out of the repository: never read, never echoed. (A link to
+    nothing leads nowhere: reading says so.)"""
+    if root is None or not os.path.islink(path) or not os.path.exists(path):
         return False
     real = os.path.realpath(path)
     return os.path.commonpath([real, root]) != root
