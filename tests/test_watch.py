@@ -7,12 +7,15 @@ import contextlib
 import io
 import json
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -22,6 +25,7 @@ import pytest
 from support import PROJECT, snapshot, tooling
 from tooling.main import main
 from tooling.records.load import load_file
+from tooling.watch import watcher as poll_loop
 from tooling.watch.progress import last_progress
 
 NOW = "2026-11-29T12:00:00+00:00"
@@ -415,6 +419,8 @@ BAD_OFFSETS = [  # each once crashed, hung, or read the log from a wrong place
     ("naive progress time", {"progress": {"at": "2026-11-29T12:00:00", "log": "train.log", "line": 1, "text": "x"}},
      "unexpected content: progress.at '2026-11-29T12:00:00' has no timezone offset"),
     ("logs as a list", {"logs": []}, "unexpected content: logs is a list, expected an object"),
+    ("bad id", {"id": "12"}, "unexpected content: id '12', expected 16 hexadecimal digits, the first a letter"),
+    ("journal without failures", {"pending": {"poll": 1}}, "unexpected content: pending.failures is missing"),
 ]
 
 
@@ -526,3 +532,107 @@ def test_a_state_file_in_a_folder_that_is_not_there_is_refused_not_made(repo: Pa
     assert (result.returncode, result.stderr) == (
         2, f"tooling: error: --state {state}: no folder {state.parent}; expected a file in a folder that exists\n")
     assert not (tmp_path / "no").exists()
+
+
+def _killed_watch(repo: Path, state: Path, rng: random.Random, written: int, *, after_event: bool) -> int:
+    """A watch started, the log growing by Xid lines (and step lines) while it runs, then a SIGKILL:
+    at a random moment, or ``after_event`` right after it says it filed something (its incident
+    written, its offsets not yet). How many Xid lines there are now."""
+    watcher = subprocess.Popen([sys.executable, "-m", "tooling", "--now", NOW, "watch", "train.log", "--run", "demo-7b",
+                                "--interval", "0.05", "--json", "--state", str(state)],
+                               cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert watcher.stdout is not None and watcher.stderr is not None
+    try:
+        assert "following 1 log" in watcher.stderr.readline().decode()
+        start = time.monotonic()
+        end, events = start + (60 if after_event else rng.uniform(0.2, 2.0)), rng.randint(1, 3)
+        if after_event:
+            threading.Thread(target=_kill_after, args=(watcher, events), daemon=True).start()
+        while time.monotonic() < end and watcher.poll() is None:
+            for _ in range(rng.randint(1, 20)):
+                append(repo / "train.log", xid(written) + f"step {written} | loss 2.0\n")
+                written += 1
+            time.sleep(rng.uniform(0, 0.05))
+    finally:
+        watcher.kill()
+        watcher.wait()
+    assert watcher.stderr.read() == b""
+    return written
+
+
+def _kill_after(watcher: subprocess.Popen[bytes], events: int) -> None:
+    """SIGKILL the watch as soon as it has said it filed something ``events`` times."""
+    assert watcher.stdout is not None
+    for _ in range(events):
+        watcher.stdout.readline()
+    watcher.kill()
+
+
+@pytest.mark.slow
+def test_a_watch_killed_at_random_moments_counts_every_line_exactly_once(repo: Path, tmp_path: Path) -> None:
+    """SIGKILL lands anywhere, also between an incident's write and its offsets': the journal in the
+    offset file and the poll's mark in the incident make the restarted watch file only the rest."""
+    rng = random.Random(20261129)
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    log.write_text("")
+    corpus = set((repo / "incidents").glob("INC-*.yaml"))  # (one of them an Xid 79 too, resolved)
+    written, journals = 0, 0
+    for kill in range(12):
+        written = _killed_watch(repo, state, rng, written, after_event=kill % 2 == 1)
+        journals += state.exists() and json.loads(state.read_text())["pending"] is not None
+    watch(repo, state)
+    filed = [incident(repo, path.stem) for path in set((repo / "incidents").glob("INC-*.yaml")) - corpus]
+    assert {i["failure_mode"] for i in filed} == {"gpu.fell-off-bus"}
+    assert sum(i.get("occurrences", 1) for i in filed) == written
+    assert lines_read(state, log) == 2 * written
+    assert journals > 0, "no kill landed while a poll was filing: the test proved nothing"
+    result = tooling("--now", NOW, "validate", cwd=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_offset_file_of_an_older_version_loads_and_gets_an_id(repo: Path, tmp_path: Path) -> None:
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    log.write_text(xid(0))
+    assert summary(watch(repo, state)) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+    first = json.loads(state.read_text())["id"]
+    old = {k: v for k, v in json.loads(state.read_text()).items() if k not in ("id", "polls", "pending")}
+    state.write_text(json.dumps(old))  # as the version before the journal wrote it
+    append(log, xid(1))
+    assert summary(watch(repo, state, now=at(1))) == [("occurrence", "INC-0003", "gpu.fell-off-bus", 1, 2)]
+    saved = json.loads(state.read_text())
+    assert re.fullmatch("[a-f][0-9a-f]{15}", saved["id"]) and (saved["polls"], saved["pending"]) == (1, None)
+    assert saved["id"] != first and incident(repo, "INC-0003")["watch_polls"] == {first: "1-0", saved["id"]: "1-0"}
+    assert lines_read(state, log) == 2
+
+
+class _Killed(BaseException):
+    """A SIGKILL, where the test says."""
+
+
+def test_a_poll_killed_after_its_incident_was_written_does_not_count_it_again(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log, state, path = repo / "train.log", tmp_path / "offsets.json", repo / "incidents" / "INC-0003.yaml"
+    log.write_text(xid(0))
+    assert summary(watch(repo, state)) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+    path.write_text(path.read_text().replace("status: open", "status: open  # dana looks at node042"))
+    append(log, xid(1) + xid(2))
+
+    def killed_once_filed(at: Path, data: Any) -> None:
+        if data.pending is None:  # the incident is written, the journal not cleared yet
+            raise _Killed()
+        save(at, data)
+    save = poll_loop.save
+    monkeypatch.setattr(poll_loop, "save", killed_once_filed)
+    with pytest.raises(_Killed):
+        watch(repo, state, now=at(1))
+    monkeypatch.undo()
+    journal = json.loads(state.read_text())
+    assert (journal["pending"]["poll"], len(journal["pending"]["failures"]), lines_read(state, log)) == (2, 1, 3)
+    assert incident(repo, "INC-0003")["occurrences"] == 3
+    assert watch(repo, state, now=at(2)) == []  # the journal's failure has its mark: filed already
+    assert incident(repo, "INC-0003")["occurrences"] == 3
+    assert "status: open  # dana looks at node042\n" in path.read_text()
+    assert json.loads(state.read_text())["pending"] is None
+    append(log, xid(3))
+    assert summary(watch(repo, state, now=at(3))) == [("occurrence", "INC-0003", "gpu.fell-off-bus", 1, 4)]
+    assert tooling("--now", at(3), "validate", cwd=repo).returncode == 0

@@ -8,6 +8,10 @@ until it is resolved. Occurrences are added through the locked, compare-and-swap
 ``tooling set`` (:func:`tooling.records.edit.rewrite`), so a person editing the same incident
 loses nothing, and an incident resolved meanwhile gets no occurrence: a new incident is filed.
 New incidents are filed all or none (:func:`tooling.failures.filing.file_all`).
+
+Each incident a poll writes carries the poll's :class:`Mark` (``watch_polls: {WATCH: POLL-FAILURE}``),
+written in the same atomic write as the occurrences: a failure whose mark an incident has is
+filed already and is not filed again (a watch killed in the middle of a poll files the rest).
 """
 from __future__ import annotations
 
@@ -48,6 +52,17 @@ class Outcome:
         return self.path.stem
 
 
+@dataclass(frozen=True)
+class Mark:
+    """Which poll of which watch writes (``watch``: the id of its offset file)."""
+    watch: str
+    poll: int
+
+    def of(self, index: int) -> str:
+        """What the incident of the poll's ``index``-th failure carries under the watch's id."""
+        return f"{self.poll}-{index}"
+
+
 class _Resolved(Exception):
     """The incident was resolved since it was read: the failure is a new incident."""
 
@@ -83,40 +98,56 @@ def _number(record: Record) -> int:
     return int(digits) if digits.isdigit() else -1
 
 
-def file_found(found: list[Found], *, root: Path, now: datetime) -> list[Outcome]:
-    """File each failure as a new incident or as occurrences of its open one, in ``found``'s order."""
-    if not found:
+def failures_of(found: list[Found]) -> list[Found]:
+    """One per failure, in ``found``'s order: one failure seen in two logs is one failure."""
+    groups: dict[Key | int, list[Found]] = {}
+    for index, item in enumerate(found):
+        groups.setdefault(failure_key(_fields(item.values)) or index, []).append(item)
+    return [Found(g[0].values, sum(item.occurrences for item in g), g[0].details) for g in groups.values()]
+
+
+def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark) -> list[Outcome]:
+    """File each failure (one per failure: :func:`failures_of`) as a new incident or as
+    occurrences of its open one, in order; those an incident has the mark of are filed already."""
+    if not failures:
         return []
     universe = repository_records(root, jobs=1)
-    known = open_incidents(universe)
-    groups: dict[Key | int, list[Found]] = {}
-    for index, item in enumerate(found):  # one failure seen in two logs is one failure
-        groups.setdefault(failure_key(_fields(item.values)) or index, []).append(item)
-    outcomes: dict[Key | int, Outcome] = {}
-    new: list[tuple[Key | int, Found, int]] = []
-    for key, group in groups.items():
-        count = sum(item.occurrences for item in group)
-        record = known.get(key) if isinstance(key, tuple) else None
-        total = _add_occurrences(Path(record.path), count, universe=universe, now=now) if record else None
+    known, done = open_incidents(universe), filed(universe, mark)
+    outcomes: dict[int, Outcome] = {}
+    new: list[tuple[int, Found]] = []
+    for index, item in enumerate(failures):
+        if mark.of(index) in done:
+            continue
+        key = failure_key(_fields(item.values))
+        record = known.get(key) if key is not None else None
+        total = _add_occurrences(Path(record.path), item.occurrences, mark.watch, mark.of(index),
+                                 universe=universe, now=now) if record else None
         if record is not None and total is not None:
-            outcomes[key] = Outcome("occurrence", Path(record.path), count, total, group[0].details)
+            outcomes[index] = Outcome("occurrence", Path(record.path), item.occurrences, total, item.details)
         else:
-            new.append((key, group[0], count))
-    paths = file_all([_counted(item.values, count) for _, item, count in new], root=root, now=now)
-    for (key, item, count), path in zip(new, paths):
-        outcomes[key] = Outcome("created", path, count, count, item.details)
-    return [outcomes[key] for key in groups]
+            new.append((index, item))
+    paths = file_all([_marked(item.values, item.occurrences, mark, index) for index, item in new], root=root, now=now)
+    for (index, item), path in zip(new, paths):
+        outcomes[index] = Outcome("created", path, item.occurrences, item.occurrences, item.details)
+    return [outcomes[index] for index in sorted(outcomes)]
 
 
-def _counted(values: dict[str, Any], occurrences: int) -> dict[str, Any]:
-    if occurrences <= 1:
-        return values
-    return {**values, "extra": {**values.get("extra", {}), "occurrences": occurrences}}
+def filed(universe: list[Record], mark: Mark) -> set[str]:
+    """The marks of ``mark``'s watch that incidents carry now, of ``mark``'s poll or not."""
+    marks = (r.get("watch_polls") for r in universe if r.kind == "incident")
+    return {str(m[mark.watch]) for m in marks if isinstance(m, dict) and mark.watch in m}
 
 
-def _add_occurrences(path: Path, count: int, *, universe: list[Record], now: datetime) -> int | None:
-    """Add ``count`` occurrences to the incident at ``path``; its new total (None: it was
-    resolved meanwhile, and stays as it is)."""
+def _marked(values: dict[str, Any], occurrences: int, mark: Mark, index: int) -> dict[str, Any]:
+    extra = {**values.get("extra", {}), "watch_polls": {mark.watch: mark.of(index)}}
+    return {**values, "extra": {**extra, "occurrences": occurrences} if occurrences > 1 else extra}
+
+
+def _add_occurrences(path: Path, count: int, watch: str, token: str, *, universe: list[Record],
+                     now: datetime) -> int | None:
+    """Add ``count`` occurrences to the incident at ``path``, and the poll's mark (``token``
+    under ``watch``) in the same write; its new total (None: it was resolved meanwhile, and stays
+    as it is)."""
     total = 0
 
     def change(text: str) -> str:
@@ -126,7 +157,10 @@ def _add_occurrences(path: Path, count: int, *, universe: list[Record], now: dat
             raise _Resolved()
         current = document.get("occurrences", 1)
         total = (current if isinstance(current, int) and not isinstance(current, bool) else 1) + count
-        return edited_text(text, [(["occurrences"], total)], now=now)
+        # the mark beside the others' (a mark of its own when the incident has none yet)
+        mark = (["watch_polls", watch], token) if isinstance(document.get("watch_polls"), dict) \
+            else (["watch_polls"], {watch: token})
+        return edited_text(text, [(["occurrences"], total), mark], now=now)
 
     try:
         rewrite(path, change, universe=universe, now=now)

@@ -1,28 +1,36 @@
 """The offset file of ``tooling watch``: where each log was read to, so that a restart goes on there.
 
-JSON, replaced atomically (:func:`tooling.fs.atomic.replace_file`) after every poll, once the
-poll's incidents are written: a watch stopped by a signal resumes exactly where it stopped, no
-line read twice and none skipped. (Killed between writing an incident and its offsets, it reads
-that poll's lines again: at least once, never lost.) One watch per offset file, held by a lock
-beside it. The format, version 1::
+JSON, replaced atomically (:func:`tooling.fs.atomic.replace_file`) after every poll: a watch
+stopped resumes exactly where it stopped, no line read twice and none skipped. A poll that files
+something writes it twice: first as a journal, the poll's new offsets with the failures still
+to file (``pending``), then, once they are filed, without them. Each incident the poll writes
+carries the poll's mark (``watch_polls: {ID: POLL-FAILURE}``, in the same atomic write as its
+occurrences), so a watch killed in between files, when it starts again, only the failures no
+incident has the mark of: each line is counted exactly once, even after a SIGKILL. One watch per
+offset file, held by a lock beside it. The format, version 1::
 
-    {"version": 1, "where": "run demo-7b",
+    {"version": 1, "where": "run demo-7b", "id": "c0ffee0123456789", "polls": 17,
      "logs": {"/abs/path/train.log": {"lines": 1204, "files": [
          {"dev": 2049, "inode": 131, "offset": 88412, "line": 1205, "head": "<sha256, 32 hex>",
           "head_bytes": 1024}]}},
      "progress": {"at": "2026-11-29T12:00:00+00:00", "log": "train.log", "line": 1200,
                   "text": "step 1200 | loss 2.31"},
-     "hang_raised": false}
+     "hang_raised": false,
+     "pending": {"poll": 17, "failures": [{"occurrences": 2, "values": {...}, "details": {...}}]}}
 
 ``files`` lists the files of the log name oldest first: rotated files still read to their end,
 then the one the name holds (``line`` is the number of the line that starts at ``offset``);
-``lines`` counts every line read from the name, all files together.
+``lines`` counts every line read from the name, all files together. ``polls`` counts the polls
+that filed something; ``pending`` is null unless the watch was stopped while filing. ``id``,
+``polls`` and ``pending`` are absent from the files of older versions: an id is made then.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import secrets
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -33,10 +41,24 @@ from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
 from tooling.watch.files import Position
+from tooling.watch.incidents import Found
 from tooling.watch.progress import Progress, Stall
 
 VERSION = 1
 RULE = "watch-offsets"
+ID = "[a-f][0-9a-f]{15}"  # as the incident schema's watch_polls says
+
+
+@dataclass(frozen=True)
+class Pending:
+    poll: int
+    failures: list[Found]
+
+
+def new_id() -> str:
+    """16 hexadecimal digits, the first a letter: YAML reads it as text in any version (as a key,
+    digits alone would be a number)."""
+    return secrets.choice("abcdef") + secrets.token_hex(8)[1:]
 
 
 @dataclass
@@ -50,6 +72,9 @@ class WatchState:
     where: str  # "run demo-7b" or "cluster rsc-1": whose incidents the offsets led to
     logs: dict[str, LogOffsets] = field(default_factory=dict)  # by absolute path
     stall: Stall = field(default_factory=Stall)
+    id: str = field(default_factory=new_id)  # the watch's name in the marks of its incidents
+    polls: int = 0  # polls that filed something: the last mark's POLL
+    pending: Pending | None = None  # a poll's failures not all filed yet (the journal)
 
 
 def default_path(root: Path, where: str, logs: list[Path]) -> Path:
@@ -108,7 +133,29 @@ def _state(data: Any) -> WatchState:
             raise ValueError(f"progress.at {last['at']!r} has no timezone offset")
         progress = Progress(at, _field(last, "progress", "log", str), _count(last, "progress", "line"),
                             _field(last, "progress", "text", str))
-    return WatchState(_field(data, "", "where", str), logs, Stall(progress, _field(data, "", "hang_raised", bool)))
+    return _journal(data, WatchState(_field(data, "", "where", str), logs,
+                                     Stall(progress, _field(data, "", "hang_raised", bool))))
+
+
+def _journal(data: dict[str, Any], state: WatchState) -> WatchState:
+    """``state`` with the file's id, poll count and journal (files of older versions have none:
+    a new id then, no poll yet, nothing pending)."""
+    if "id" in data:
+        state.id = _field(data, "", "id", str)
+        if not re.fullmatch(ID, state.id):
+            raise ValueError(f"id {state.id!r}, expected 16 hexadecimal digits, the first a letter")
+    state.polls = _count(data, "", "polls") if "polls" in data else 0
+    pending = _field(data, "", "pending", (dict, type(None))) if "pending" in data else None
+    if pending is not None:
+        failures = _field(pending, "pending", "failures", list)
+        state.pending = Pending(_count(pending, "pending", "poll"),
+                                [_found(f, f"pending.failures.{n}") for n, f in enumerate(failures)])
+    return state
+
+
+def _found(data: Any, where: str) -> Found:
+    return Found(_field(data, where, "values", dict), _count(data, where, "occurrences"),
+                 _field(data, where, "details", dict))
 
 
 def _field(data: Any, where: str, key: str, kind: type | tuple[type, ...]) -> Any:
@@ -134,7 +181,7 @@ def _name(kind: type) -> str:
 def _count(data: Any, where: str, key: str) -> int:
     value = _field(data, where, key, int)
     if value < 0:
-        raise ValueError(f"{where}.{key} is {value}, expected a number >= 0")
+        raise ValueError(f"{where + '.' if where else ''}{key} is {value}, expected a number >= 0")
     return value
 
 
@@ -148,8 +195,16 @@ def save(path: Path, state: WatchState) -> None:
     data = {"version": VERSION, "where": state.where,
             "logs": {name: {"lines": log.lines, "files": [asdict(p) for p in log.files]} for name, log in state.logs.items()},
             "progress": {"at": last.at.isoformat(), "log": last.log, "line": last.line, "text": last.text} if last else None,
-            "hang_raised": state.stall.raised}
+            "hang_raised": state.stall.raised, "id": state.id, "polls": state.polls,
+            "pending": _pending_json(state.pending)}
     replace_file(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def _pending_json(pending: Pending | None) -> dict[str, Any] | None:
+    if pending is None:
+        return None
+    return {"poll": pending.poll, "failures": [{"occurrences": f.occurrences, "values": f.values,
+                                                "details": f.details} for f in pending.failures]}
 
 
 @contextmanager

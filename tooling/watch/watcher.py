@@ -1,9 +1,11 @@
-"""The poll loop of ``tooling watch``: read every log, file what was found, check for a stall, save.
+"""The poll loop of ``tooling watch``: read every log, check for a stall, file what was found, save.
 
-One poll reads each log from where the last stopped (at most a budget per file), files its
-failures (:mod:`tooling.watch.incidents`), raises a hang when progress stopped
-(:class:`tooling.watch.progress.Stall`), and only then saves the offsets: a watch stopped
-between two polls resumes exactly there. ``once`` polls until every log is read to its end now
+One poll reads each log from where the last stopped (at most a budget per file), raises a hang
+when progress stopped (:class:`tooling.watch.progress.Stall`), files its failures
+(:mod:`tooling.watch.incidents`) and saves the offsets; when it found something, its offsets
+and failures are saved first, as a journal (:mod:`tooling.watch.state`), and the failures are
+filed under the poll's mark: a watch stopped anywhere, even by SIGKILL, files at its next start
+what its last poll had not, and resumes exactly after that poll. ``once`` polls until every log is read to its end now
 and returns; otherwise it polls every ``interval`` seconds until SIGTERM, SIGINT or SIGHUP, which
 end it after the poll at hand, offsets saved, with 128 + the signal's number (as ``tooling
 serve``). Time is the command's clock (``--now`` moves it), advancing with a monotonic clock.
@@ -24,10 +26,10 @@ from tooling.failures.filing import as_json, values_for
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time
-from tooling.watch.incidents import Found, Outcome, file_found
+from tooling.watch.incidents import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.logs import FollowedLog
 from tooling.watch.progress import DEFAULT_STALL_MINUTES, Progress, hang_json, hang_values, minutes_text
-from tooling.watch.state import LogOffsets, WatchState, save
+from tooling.watch.state import LogOffsets, Pending, WatchState, save
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 BY = "tooling watch"
@@ -84,40 +86,53 @@ class Watcher:
             saved = state.logs.get(str(path.absolute()), LogOffsets())
             self.logs.append(FollowedLog(path, saved=saved.files, lines=saved.lines))
 
-    def poll(self) -> bool:
-        """One poll; True when some log has more to read right away."""
+    def poll(self, path: Path) -> bool:
+        """One poll, its offsets saved at ``path``; True when some log has more to read right away."""
         now = self.clock()
+        if self.state.pending is not None:  # the last watch was killed while filing: file the rest first
+            self._file(path, now)
         more, found = False, []
         for log in self.logs:
             more = log.poll(now=now) or more
             found += [Found(values_for(d, self.where, by=BY), d.occurrences, as_json(d)) for d in log.book.take()]
             if log.progress is not None:  # (to the second, as records say times: the stall's clock too)
                 self.state.stall.saw(Progress(now.replace(microsecond=0), log.name, *log.progress))
-        for outcome in file_found(found, root=self.root, now=now):
-            self.emit(outcome)
-        self._check_stall(now)
+        found += self._check_stall(now)
+        for log in self.logs:
+            self.state.logs[str(log.path.absolute())] = LogOffsets(log.positions(), log.lines)
+        failures = failures_of(found)
+        if failures:
+            self.state.polls += 1
+            self.state.pending = Pending(self.state.polls, failures)
+            save(path, self.state)  # the journal: one more small write for a poll that files something
+            self._file(path, now)
+        else:
+            save(path, self.state)
         return more
 
-    def _check_stall(self, now: datetime) -> None:
+    def _file(self, path: Path, now: datetime) -> None:
+        """File the journal's failures (those no incident has the mark of yet), then clear it."""
+        pending = self.state.pending
+        assert pending is not None
+        for outcome in file_found(pending.failures, root=self.root, now=now, mark=Mark(self.state.id, pending.poll)):
+            self.emit(outcome)
+        self.state.pending = None
+        save(path, self.state)
+
+    def _check_stall(self, now: datetime) -> list[Found]:
+        """The hang to file, once per stall."""
         stall = self.state.stall
         if stall.last is None or stall.raised:
-            return
+            return []
         if self._threshold is None or abs(now - self._threshold[0]) >= RULE_EVERY:
             self._threshold = (now, self.rule.read(now))
         threshold = self._threshold[1]
         if not threshold.going or not stall.due(now, threshold.minutes):
-            return
+            return []
         values = hang_values(stall.last, now=now, minutes=threshold.minutes, source=threshold.source,
                              logs=[log.name for log in self.logs], where=self.where)
-        found = Found(values, 1, hang_json(stall.last, values, threshold.minutes))
-        for outcome in file_found([found], root=self.root, now=now):
-            self.emit(outcome)
         stall.raised = True
-
-    def save(self, path: Path) -> None:
-        for log in self.logs:
-            self.state.logs[str(log.path.absolute())] = LogOffsets(log.positions(), log.lines)
-        save(path, self.state)
+        return [Found(values, 1, hang_json(stall.last, values, threshold.minutes))]
 
     def notices(self) -> list[str]:
         said = [n for log in self.logs for n in log.notices]
@@ -136,8 +151,7 @@ def loop(watcher: Watcher, state_path: Path, *, once: bool, interval: float,
     with _stop_signals() as stopped:
         try:
             while True:
-                more = watcher.poll()
-                watcher.save(state_path)
+                more = watcher.poll(state_path)
                 for line in watcher.notices():
                     notice(line)
                 if stopped.signum is not None:
