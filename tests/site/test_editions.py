@@ -47,6 +47,13 @@ def test_every_page_is_in_both_editions_with_its_language(built_site: Path) -> N
     assert 'aria-label="어두운 팔레트로 전환"' in home and 'aria-label="밝은 팔레트로 전환"' in home
 
 
+def test_a_headings_permalink_says_so_in_the_editions_language(built_site: Path) -> None:
+    titles = {folder: set(re.findall(r'<a class="headerlink" href="[^"]*" title="([^"]*)"',
+                                     (built_site / folder / "playbook" / "checkpoint-cadence" / "index.html").read_text()))
+              for folder in ("", "ko")}
+    assert titles == {"": {"Permanent link"}, "ko": {"이 제목의 고정 링크"}}
+
+
 def test_a_korean_page_without_its_translation_says_so_and_no_other_does(built_site: Path) -> None:
     """The note is there exactly on the Korean pages whose file is the English one."""
     nav = site_nav(built_site.parent, "ko")

@@ -16,11 +16,14 @@ falls back to English). This plugin adds what it leaves to the site:
   to the default language, the note to show above it (option ``untranslated``;
   docs/overrides/partials/content.html).
 - The language menu's links to an edition's home are relative, like its links to other pages.
+- A heading's permalink says "Permanent link" in the edition's language (option
+  ``permalink_title``): the toc extension takes one title for the whole build.
 """
 from __future__ import annotations
 
 import json
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +39,8 @@ from mkdocs.utils import write_file
 
 INDEX = "search/search_index.json"  # where mkdocs-material writes and reads the index
 # A pymdownx.snippets line naming a markdown file: --8<-- "generated/paged.md"
+# the toc extension's permalink on a heading: <a class="headerlink" href="#x" title="Permanent link">
+_PERMALINK = re.compile(r'(<a class="headerlink" href="[^"]*" )title="Permanent link"')
 _SNIPPET = re.compile(r'^(?P<lead>[ \t]*-{1,}8<-{1,}[ \t]+)"(?P<path>[^"\n]+?)(?:\.[a-z]{2})?\.md"', re.MULTILINE)
 
 
@@ -45,6 +50,8 @@ class EditionsConfig(Config):
     # the note above a page shown in the default language for want of a translation, by locale:
     # {title: ..., text: ...}
     untranslated = config_options.Type(dict, default={})
+    # the title of a heading's permalink (the toc extension's "Permanent link"), by locale
+    permalink_title = config_options.Type(dict, default={})
 
 
 class Editions(BasePlugin[EditionsConfig]):
@@ -59,7 +66,7 @@ class Editions(BasePlugin[EditionsConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         i18n = _i18n(config)
-        for option in ("search", "untranslated"):
+        for option in ("search", "untranslated", "permalink_title"):
             unknown = sorted(set(self.config[option]) - set(i18n.all_languages))
             if unknown:
                 raise PluginError(f"playbook-editions: {option}: {', '.join(unknown)} is not a language of the "
@@ -73,6 +80,10 @@ class Editions(BasePlugin[EditionsConfig]):
         i18n = _i18n(config)
         docs = Path(config.docs_dir)
         return _SNIPPET.sub(lambda m: _localized(m, docs, i18n.current_language, i18n.default_language), markdown)
+
+    def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
+        title = self.config.permalink_title.get(_i18n(config).current_language)
+        return _PERMALINK.sub(lambda m: f'{m[1]}title="{escape(title)}"', html) if title else html
 
     def on_page_context(self, context: dict[str, Any], *, page: Page, config: MkDocsConfig, nav: Any) -> dict[str, Any]:
         """Runs after static-i18n's (priority 50), which points the language menu at this page's
