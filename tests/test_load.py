@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tooling.fs.atomic import create_file, replace_file
-from tooling.records.load import locate, parse_text
+from tooling.records.load import parse_text
+from tooling.records.locate import locate
 from tooling.records.roundtrip import guess_indent
 from tooling.scaffold.ids import create_next
 

@@ -11,7 +11,7 @@ from tooling.analysis.review import ReviewFinding, TransitionError, review, tran
 from tooling.errors import UsageError, UserError
 from tooling.records.edit import set_fields
 from tooling.records.findings import Finding, excerpt
-from tooling.records.load import locate, locate_text
+from tooling.records.locate import locate, locate_text
 from tooling.workspace import load_analysis
 
 DONE = {"submit": "submitted for review", "approve": "approved"}

@@ -23,7 +23,8 @@ from tooling.intake import fields
 from tooling.intake.dates import DateRules
 from tooling.intake.values import key
 from tooling.records.findings import Finding
-from tooling.records.load import load_file, locate
+from tooling.records.load import load_file
+from tooling.records.locate import locate
 from tooling.records.schema import describe, field_errors
 
 Keys = list[str | int]

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
-from tooling.records.load import locate
+from tooling.records.locate import locate
 from tooling.records.model import Record, parse_time, same_or_later
 from tooling.records.overlay_rules import check_overlays
 from tooling.records.runs import MIN_ROTATION, is_live, rotation

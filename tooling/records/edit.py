@@ -20,7 +20,8 @@ from tooling.records import roundtrip
 from tooling.records.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
-from tooling.records.load import decode_text, parse_text, read_text
+from tooling.records.load import parse_text
+from tooling.records.reading import decode_text, read_text
 from tooling.records.model import Record
 from tooling.records.schema import schema_for
 from tooling.records.validate import record_findings, usable

@@ -14,7 +14,7 @@ from typing import Iterator
 from tooling.failures.catalogue import catalogue
 from tooling.failures.evidence import primary
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.load import locate, locate_top
+from tooling.records.locate import locate, locate_top
 from tooling.records.model import Record
 
 

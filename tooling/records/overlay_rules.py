@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
-from tooling.records.load import locate
+from tooling.records.locate import locate
 from tooling.records.model import Record
 from tooling.records.overlays import Items, Shape, key_of, pair, translatable
 

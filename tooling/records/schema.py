@@ -14,7 +14,7 @@ from jsonschema.exceptions import ValidationError
 
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
-from tooling.records.load import locate
+from tooling.records.locate import locate
 
 _TYPE_WORDS = {
     "string": "a string", "integer": "a whole number", "number": "a number",

@@ -14,7 +14,8 @@ from tooling.records.crossref import EARLIEST, LATEST, check_times
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
-from tooling.records.load import decode_text, parse_text
+from tooling.records.load import parse_text
+from tooling.records.reading import decode_text
 from tooling.records.model import Record, parse_time
 from tooling.records.schema import check_record, field_errors
 from tooling.scaffold.ids import create_next, make_folder, shown
