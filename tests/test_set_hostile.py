@@ -92,6 +92,16 @@ def test_a_symlink_out_of_the_repository_is_refused(repo: Path, tmp_path: Path) 
     assert "INC-0050\n" not in check.stdout  # nothing of the target's content is echoed
 
 
+def test_a_symlink_to_nothing_is_named_as_validate_names_it(repo: Path) -> None:
+    (repo / "incidents" / "INC-0051.yaml").symlink_to("/nowhere/INC-0051.yaml")
+    before = snapshot(repo)
+    result = tooling("set", "INC-0051", "status=resolved", cwd=repo)
+    assert (result.returncode, result.stderr) == (
+        1, "tooling: error: incidents/INC-0051.yaml:1:1: [unreadable] cannot read file: a symbolic link to nothing "
+           "(its target does not exist); expected the record itself or a link to it\n")
+    assert snapshot(repo) == before
+
+
 def test_a_symlink_inside_the_repository_is_edited_through(repo: Path) -> None:
     (repo / "archive").mkdir()
     target = repo / "archive" / "INC-0050.yaml"

@@ -15,6 +15,7 @@ from typing import Iterable
 from tooling.errors import UsageError, UserError
 from tooling.records.findings import excerpt
 from tooling.records.kinds import KINDS, RECORD_DIRS
+from tooling.records.reading import read_text
 from tooling.records.schema import field_spec
 
 SUFFIXES = (".yaml", ".yml")  # tooling writes .yaml; both are read
@@ -123,6 +124,10 @@ def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -
             path = root / KINDS[kind].directory / f"{record_id}{suffix}"
             if path.is_file():
                 return _inside(root, path)
+            if path.is_symlink() and not path.exists():  # a link to nothing: say so, as validate does
+                _, problem = read_text(str(path))
+                if problem is not None:
+                    raise UserError(problem.format(relative_to=root))
     raise UserError(f"no record with id {excerpt(record_id)} under {root}")
 
 
