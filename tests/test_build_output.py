@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support import snapshot, tooling
+from support import snapshot, tmpfs, tooling
 from tooling.site.pages import GENERATED_DIR
 
 NOW = "2026-11-30T12:00:00+00:00"
@@ -136,10 +136,7 @@ def test_a_render_leaves_another_renders_page_in_flight(project: Path) -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="mounts a small tmpfs: root only")
 def test_a_full_disk_fails_the_build_in_one_line_and_keeps_the_previous_site(project: Path, tmp_path: Path) -> None:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], check=True)
-    try:
+    with tmpfs(tmp_path / "disk", "8m") as disk:
         _built(project)
         shutil.copytree(project / "site", disk / "site")
         site = snapshot(disk / "site")
@@ -152,5 +149,3 @@ def test_a_full_disk_fails_the_build_in_one_line_and_keeps_the_previous_site(pro
             "(nothing was changed)")
         assert snapshot(disk / "site") == site
         assert sorted(p.name for p in disk.iterdir()) == ["filler", "site"]
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)

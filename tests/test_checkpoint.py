@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from support import tmpfs
 from tooling.resilience import checkpoint
 from tooling.resilience.checkpoint import CheckpointManager, CheckpointSaveError, snapshot
 
@@ -274,18 +275,8 @@ def _assert_full_disk_error(error: CheckpointSaveError, folder: Path, need_mib: 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs: a real full disk, torch's own writer included."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill ({done.stderr.strip()}); "
-                    "test_a_failed_write_is_cleaned_up covers the same path with an injected ENOSPC")
-    try:
+    with tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:  # lazily if something still holds a file there: never leave a mount behind
-        if subprocess.run(["umount", str(mount)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "--lazy", str(mount)], check=True)
 
 
 def test_a_full_disk_fails_clearly_and_smaller_saves_still_fit(small_disk: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from support import CORPUS, snapshot, tooling
+from support import CORPUS, snapshot, tmpfs, tooling
 from tooling.commands import validate as validate_command
 from tooling.main import main
 from tooling.records.load import load_file
@@ -48,17 +48,10 @@ def test_invalid_utf8_and_control_characters_in_arguments_are_usage_errors(repo:
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A repository on a 256 KiB tmpfs of its own (root only), unmounted afterwards."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "disk", "256k") as mount:
         for folder in ("incidents", "runbooks"):
             subprocess.run(["cp", "-r", str(CORPUS / folder), str(mount)], check=True)
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 COMMANDS = {

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import torch
 
-from support import PROJECT
+from support import PROJECT, tmpfs
 from tooling.resilience.distributed_checkpoint import CheckpointSaveError, DistributedCheckpointManager
 
 # one process without a process group is a case the manager means (its own filter says so at
@@ -396,17 +396,8 @@ def test_a_state_that_does_not_fit_the_step_is_a_clear_error(tmp_path: Path) -> 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs: a real full disk, DCP's own writer included."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill ({done.stderr.strip()})")
-    try:
+    with tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:  # lazily if something still holds a file there: never leave a mount behind
-        if subprocess.run(["umount", str(mount)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "--lazy", str(mount)], check=True)
 
 
 @pytest.mark.parametrize("async_save", [False, True], ids=["sync", "async"])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from support import CORPUS, snapshot
+from support import CORPUS, snapshot, tmpfs
 from tooling.records.load import load_file
 from tooling.resilience import RunReporter
 from tooling.resilience.checkpoint import CheckpointManager
@@ -85,18 +85,11 @@ def test_only_rank_0_reports(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.fixture
 def read_only_repo(tmp_path: Path) -> Iterator[Path]:
     """The corpus on a tmpfs of its own, remounted read-only (root only), unmounted afterwards."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "ro", "1m") as mount:
         for folder in ("incidents", "runbooks"):
             subprocess.run(["cp", "-r", str(CORPUS / folder), str(mount)], check=True)
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_an_unwritable_repository_costs_one_log_line_and_no_step(read_only_repo: Path,
