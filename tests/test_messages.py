@@ -24,7 +24,8 @@ from tooling.analysis import analyse
 from tooling.analysis.budget import compute
 from tooling.analysis.paging import meanings
 from tooling.analysis.identity import Identity
-from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATES
+from tooling.analysis.candidates import STATES
+from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATED
 from tooling.records.layout import record_dirs
 from tooling.records.validate import validate
 from tooling.messages import message, render
@@ -186,7 +187,8 @@ def test_every_reason_of_the_bundled_candidates_is_translated() -> None:
     hbm = Identity(("mode", "gpu.hbm-ecc", "xid=79"), None).why(["Xid 79"])
     earlier = [Identity(("text", "x y z"), None).same, Identity(("mode", "gpu.hbm-ecc"), None).same,
                message(SIMILAR, score="0.54")]  # what `tooling new-incident` says of earlier incidents
-    said = [m for c in analysis.candidates for m in c.reason] + [MARKED, ALONE, error, *earlier]
+    stated = message(STATED, phrase="again")
+    said = [m for c in analysis.candidates for m in c.reason] + [MARKED, ALONE, error, stated, *earlier]
     ko = edition("ko")
     english = {str(m): words.say(m, ko) for m in said if not HANGUL.search(words.say(m, ko))}
     assert english == {} and len(analysis.candidates) >= 2
@@ -195,3 +197,5 @@ def test_every_reason_of_the_bundled_candidates_is_translated() -> None:
     assert [str(error), *map(str, earlier)] == ["error 'nccl watchdog timeout' (exit 134)", "same error 'x y z'",
                                                 "same failure mode gpu.hbm-ecc", "similar wording (0.54)"]
     assert [words.say(m, ko) for m in earlier] == ["같은 에러 'x y z'", "같은 고장 유형 gpu.hbm-ecc", "비슷한 문구 (0.54)"]
+    assert (str(stated), words.say(stated, ko)) == ("the record says it happened before ('again')",
+                                                    "기록에 이전에도 일어났다고 적혀 있음 ('again')")

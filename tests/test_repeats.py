@@ -13,8 +13,9 @@ import yaml
 from support import CORPUS, PROJECT, tooling
 from tooling.analysis import analyse
 from tooling.analysis.catalogue import suggest
-from tooling.analysis.repeats import group_ids
+from tooling.analysis.repeats import group_ids, groups_of
 from tooling.failures.signatures import normalise
+from tooling.messages import render
 from tooling.records.model import Record
 from tooling.records.validate import validate
 
@@ -98,6 +99,45 @@ def test_no_chaining_through_an_incident_with_two_failures_and_people_win() -> N
     assert _groups(records) == [["INC-0001", "INC-0005"], ["INC-0002", "INC-0003"], ["INC-0004"]]
 
 
+def _reasons(records: list[Record]) -> dict[tuple[str, ...], str]:
+    return {tuple(v.id for v in g.incidents): render(g.explanation)
+            for g in groups_of(analyse(records, now=NOW).incidents) if len(g.incidents) > 1}
+
+
+def test_a_record_that_says_its_failure_is_back_repeats_the_latest_one_of_its_place() -> None:
+    diverged = {"symptom": "divergence", "layer": "training-dynamics"}
+    records = [
+        _incident(1, title="lm loss jumped from 6.4 to 14, later flat", **diverged),  # names no mode
+        _incident(2, title="Diverged again at the end of warm-up", **diverged, run="other"),  # another run
+        _incident(3, title="The same glitch, even sooner after reseeding", **diverged),
+        _incident(4, title="Failed in a very similar way with beta2=0.95", **diverged),
+        _incident(5, title="Back to training again after the rollback", **diverged, run="other"),  # a recovery
+        _incident(6, signatures=["NVRM: Xid (PCI:0000:ca:00): 79, pid=1, GPU has fallen off the bus"]),
+        _incident(7, title="Xid 48 again", signatures=["NVRM: Xid (PCI:0000:4b:00): 48, pid=2, DBE"]),  # codes differ
+        _incident(8, title="NCCL hang again", symptom="hang", not_repeat_of=["INC-0007"]),  # a person said no
+        _incident(9, title="장애 재발: 같은 증상", **diverged),  # Korean: "the failure recurred, the same symptom"
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0003", "INC-0004", "INC-0009"], ["INC-0002"], ["INC-0005"],
+                                ["INC-0006"], ["INC-0007"], ["INC-0008"]]
+    assert _reasons(records) == {("INC-0001", "INC-0003", "INC-0004", "INC-0009"): (
+        "the record says it happened before ('the same glitch'); the record says it happened before "
+        "('very similar'); the record says it happened before ('재발')")}
+
+
+def test_error_lines_alike_but_for_a_word_are_one_failure() -> None:
+    lr = "AnnealingLR: class input value 1e-05 and checkpointvalue 3e-05 for {} do not match"
+    records = [
+        _incident(1, signatures=[lr.format("learning rate")]),
+        _incident(2, signatures=["AssertionError: " + lr.format("minimum learning rate")]),
+        _incident(3, signatures=["NCCL error in: ProcessGroupNCCL.cpp:260, unhandled system error"]),
+        _incident(4, signatures=["NCCL error in: ProcessGroupNCCL.cpp:260, unhandled cuda error"]),  # short: apart
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"], ["INC-0004"]]
+    assert _reasons(records) == {("INC-0001", "INC-0002"): (
+        "errors alike but for a word: 'annealinglr class input value and checkpointvalue for learning rate not' "
+        "and 'annealinglr class input value and checkpointvalue for minimum learning rate'")}
+
+
 def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
     (candidate,) = analyse([_incident(1, keywords=["node unresponsive"], occurrences=5,
                                       failure_mode="node.unresponsive")], now=NOW).candidates
@@ -173,7 +213,7 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # (corpus, least incidents, least labels, precision floor, recall floor). The issue asks for 0.9 on
 # both; the floors are what the grouping reaches today (see the realworld README for why not more),
 # so that a change that loses ground fails here.
-CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.80)]
+CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.87)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,

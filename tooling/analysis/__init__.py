@@ -10,7 +10,8 @@ from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
 from tooling.analysis.identity import Identity, identify_all
-from tooling.analysis.repeats import Candidate, Group, candidates, groups_of
+from tooling.analysis.candidates import Candidate, candidates
+from tooling.analysis.repeats import Group, groups_of
 from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends

@@ -11,7 +11,8 @@ divergence, a watchdog timeout). A line that says no more than its mode ("died w
 <Signals.SIGSEGV: 11>", a launcher's "failed (exitcode: -11)") tells no failure apart; then, and
 for a consequence whose line reads the same whatever the cause, the phase of the run it struck
 (saving a checkpoint, evaluating: :mod:`tooling.failures.phases`) does, if the incident names
-one. Without a mode, the key is the words and codes of the first
+one: a watchdog timeout while saving is the save outlasting the timeout in any run, while a
+consequence with no phase named meets only its own run's. Without a mode, the key is the words and codes of the first
 error line, without the noise that varies between occurrences (numbers, hosts, paths, ranks,
 times), its log prefix and its exception class, so ``AssertionError: x y z`` meets ``x y z``.
 Neither layer nor symptom is part of a key, so an incident filed with layer ``unknown`` meets
@@ -148,7 +149,7 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
         if when is None and not told:
             return None  # a symptom without the line or the phase that tells its cause: nothing to group by
         extra.append(f"phase={when}" if when else f"message={words}")
-        if mode.downstream:  # a consequence reads the same whatever the cause: the same run at least
+        if mode.downstream and not when:  # a consequence reads the same whatever the cause: the same run at least
             extra.append(f"scope={where_of(data)}")
     return ("mode", mode.id, *extra)
 

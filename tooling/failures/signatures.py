@@ -77,7 +77,7 @@ _BOILERPLATE = re.compile(
     r"|^\s*(warnings\.warn|return forward_call|result = self\.forward)", re.IGNORECASE)
 _ERROR_WORDS = re.compile(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|unable|"
                           r"refused|denied|invalid|corrupt|mismatch|not found|no such|lost|down\b|"
-                          r"unexpected|assert|segmentation|terminate|nan\b|inf\b|exceeded|overflow|expected|"
+                          r"unexpected|assert|segmentation|(?:do|does|must) not match|must match|terminate|nan\b|inf\b|exceeded|overflow|expected|"
                           r"warn", re.IGNORECASE)
 # What logs put before a message: [rank3]:, [E1102 03:14:00.123 ...], node042:1234:5678 [3], "rank 3:"
 _PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]*\]|[\w.-]+:\d+:\d+|rank\s*\d+|node[\w-]*)\s*:?)+\s*", re.IGNORECASE)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pymdownx.slugs import slugify
 
-from tooling.analysis.repeats import Candidate
+from tooling.analysis.candidates import Candidate
 from tooling.failures.catalogue import catalogue
 
 _TAG_SLUG = slugify(case="lower")  # what mkdocs-material's tags plugin uses for its anchors

@@ -1,0 +1,145 @@
+"""Automation candidates: failures seen twice or more, with what they cost and what the action-item
+board says about automating them (the notes' rule: the same incident twice calls for automation).
+
+The groups come from :mod:`tooling.analysis.repeats`; the automation each failure calls for from
+its failure mode's catalogue entry (:mod:`tooling.failures.catalogue`), else from the automation
+catalogue's own conditions (:mod:`tooling.analysis.catalogue`).
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from tooling.analysis.catalogue import Automation, by_id, catalogue as automations, suggest
+from tooling.analysis.identity import Identity
+from tooling.analysis.incidents import IncidentView
+from tooling.analysis.postmortems import ActionItemRow, PostmortemView
+from tooling.analysis.repeats import Group
+from tooling.failures.signatures import normalise
+from tooling.messages import N_, Message
+
+
+@dataclass
+class Candidate:
+    """A failure seen more than once, with what it cost and what automating it means."""
+
+    incidents: list[IncidentView]
+    signature: str
+    automation: Automation
+    state: str  # one of STATES
+    planned_by: list[str] = field(default_factory=list)  # "PM-0001 #3": the rows of `actions`
+    actions: list[ActionItemRow] = field(default_factory=list)  # the board's items automating it
+    failure_mode: str | None = None
+    reason: tuple[Message, ...] = ()  # why these incidents are one failure
+
+    @property
+    def occurrences(self) -> int:
+        return sum(v.occurrences for v in self.incidents)
+
+    @property
+    def gpu_hours(self) -> float:
+        return round(sum(v.gpu_hours_lost for v in self.incidents), 1)
+
+    @property
+    def steps_lost(self) -> int:
+        return sum(int(v.data.get("impact", {}).get("steps_lost", 0)) for v in self.incidents)
+
+    @property
+    def hours_to_resolve(self) -> float:
+        spans = [t for v in self.incidents if (t := v.time_to_resolve) is not None]
+        return round(sum(spans, timedelta()).total_seconds() / 3600, 1)
+
+    @property
+    def layer(self) -> str:
+        return str(self.incidents[0].data["layer"])
+
+    @property
+    def symptom(self) -> str:
+        return str(self.incidents[0].data["symptom"])
+
+
+STATES = (N_("not automated"), N_("automation planned"), N_("automation in progress"), N_("automated"),
+          N_("automation not working"))  # marked: the site shows them in the edition's language
+
+
+def item_automation(row: ActionItemRow) -> Automation | None:
+    """The catalogue automation an action item's description names by the catalogue's own
+    signatures ("drain ... on Xid 79" is gpu-xid-drain), or None when it names none."""
+    text = str(row.item["description"]).lower()
+    return next((a for a in automations() if a.signatures and any(p.search(text) for p in a.signatures)), None)
+
+
+class AutomationItems:
+    """Which rows of the action-item board automate which failure, indexed once per analysis.
+
+    An automate item (not wont-do) whose description names a catalogue automation belongs to
+    the failures that call for that automation; one that names none belongs to the failures of
+    its postmortem's incidents. An item naming another automation belongs to that one's failure
+    even when its postmortem is about this one (a drain-and-swap item in a hang postmortem)."""
+
+    def __init__(self, postmortems: list[PostmortemView]) -> None:
+        self.named: dict[str, list[ActionItemRow]] = defaultdict(list)  # automation id -> rows
+        self.unnamed: dict[str, list[ActionItemRow]] = defaultdict(list)  # incident id -> rows
+        for pm in postmortems:
+            for row in pm.items:
+                if row.item["kind"] != "automate" or row.item["status"] == "wont-do":
+                    continue
+                if (named := item_automation(row)) is not None:
+                    self.named[named.id].append(row)
+                else:
+                    for incident in pm.data["incidents"]:
+                        self.unnamed[incident].append(row)
+
+    def of(self, group: list[IncidentView], automation: Automation) -> list[ActionItemRow]:
+        """The group's rows in board order of postmortem and item number, each once."""
+        rows = {(r.postmortem, r.index): r for r in self.named.get(automation.id, [])}
+        for view in group:
+            rows.update({(r.postmortem, r.index): r for r in self.unnamed.get(view.id, [])})
+        return [rows[key] for key in sorted(rows)]
+
+
+def _state(group: list[IncidentView], rows: list[ActionItemRow]) -> str:
+    """What the board says about this failure's automation: any done item followed by another
+    incident means it does not work; otherwise it is automated only when every item is done."""
+    if not rows:
+        return "not automated"
+    statuses = {row.item["status"] for row in rows}
+    done = [date.fromisoformat(row.item.get("done_on") or row.item.get("due") or "9999-12-31")
+            for row in rows if row.item["status"] == "done"]
+    if done and any(v.detected.date() > min(done) for v in group):
+        return "automation not working"
+    if statuses == {"done"}:
+        return "automated"
+    return "automation in progress" if statuses & {"in-progress", "done"} else "automation planned"
+
+
+def candidates(groups: list[Group], postmortems: list[PostmortemView],
+               identities: dict[str, Identity]) -> list[Candidate]:
+    """Failures seen twice or more (a record may stand for several), most occurrences first,
+    then most GPU-hours lost."""
+    out, items = [], AutomationItems(postmortems)
+    for group in groups:
+        views = group.incidents
+        if sum(v.occurrences for v in views) < 2:
+            continue
+        signatures = Counter(normalise(s) for v in views for s in v.data.get("signatures", []))
+        top = signatures.most_common(1)[0][0] if signatures else ""
+        modes = Counter(m.id for v in views if (m := identities[v.id].mode) is not None and not m.generic)
+        mode = modes.most_common(1)[0][0] if modes else None
+        automation = _automation(mode, views, signatures)
+        rows = items.of(views, automation)
+        out.append(Candidate(views, top, automation, _state(views, rows), [f"{r.postmortem} #{r.index}" for r in rows],
+                             rows, failure_mode=mode, reason=group.explanation))
+    return sorted(out, key=lambda c: (-c.occurrences, -c.gpu_hours, c.incidents[0].id))
+
+
+def _automation(mode: str | None, views: list[IncidentView], signatures: Counter[str]) -> Automation:
+    """The automation the failure mode calls for; the catalogue's conditions when no mode is known."""
+    from tooling.failures.catalogue import catalogue
+
+    known = catalogue().get(mode) if mode else None
+    if known is not None and (found := by_id(known.automation)) is not None:
+        return found
+    texts = [*signatures, *(v.data["title"] for v in views)]
+    return suggest(views[0].data["layer"], views[0].data["symptom"], texts)

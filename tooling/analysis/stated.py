@@ -1,0 +1,68 @@
+"""Repeats a record says it is, in words: "NCCL timeout again", "failed the same way as exp 2".
+
+Logbooks seldom fill in ``repeat_of``; their authors write that a failure is back. Such a record
+repeats the latest earlier incident of the same place (its run, or its cluster) that shows the
+same failure: the same primary failure mode, or, where no earlier incident there has that mode,
+the same symptom ("the same glitch" of a divergence whose first entry named no mode). Words never
+outweigh evidence: two incidents whose keys differ (Xid 79 and Xid 48) stay apart whatever their
+titles say, and ``not_repeat_of`` still wins (see :mod:`tooling.analysis.repeats`).
+
+Only the title, keywords and root cause are read: notes weigh hypotheses and quote other threads.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from tooling.analysis.identity import Identity
+from tooling.analysis.incidents import IncidentView
+
+# Phrases that say "this failure happened before", in English and Korean. Each names the failure
+# coming back, not the run: "training again" or "back up again" is a recovery, see _RECOVERY.
+# "The same error" asserts identity; "a similar error" only resemblance, unless it says to what.
+_FAILURE_NOUNS = r"(failure|error|issue|problem|crash|hang|glitch|spike|symptom|bug|fault|exception|way|behaviou?r)s?"
+STATED = re.compile(
+    r"\bagain\b|\bonce more\b|\brecurr(ing|ent|ed|ence|s)?\b|\bas before\b|\b(happened|seen) before\b"
+    rf"|\b(the )?same {_FAILURE_NOUNS}\b|\bsimilar (to|way)\b|\bvery similar\b"
+    r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)",
+    re.IGNORECASE)
+_RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|started|resumed|online|available|stable"
+                       r"|normal|converging|learning)\s+again\b", re.IGNORECASE)
+_NO_SYMPTOM = ("other", "unknown")
+
+
+def stated_phrase(data: dict[str, Any]) -> str | None:
+    """The words by which an incident says it happened before ("again"), or None."""
+    texts = [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", ""))]
+    for text in texts:
+        for match in STATED.finditer(_RECOVERY.sub(" ", text)):
+            return match.group(0)
+    return None
+
+
+def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -> Iterator[tuple[str, str, str]]:
+    """(incident, the earlier incident it says it repeats, the words that say so), in one pass
+    over ``views`` in detection order: the latest incident of each place and mode, and of each
+    place and symptom, is all that is kept."""
+    by_mode: dict[tuple[str, str], str] = {}
+    by_symptom: dict[tuple[str, str], str] = {}
+    for view in views:
+        identity, where = identities[view.id], view.where
+        mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
+        symptom = str(view.data.get("symptom"))
+        phrase = stated_phrase(view.data)
+        if phrase is not None:
+            earlier = by_mode.get((where, mode)) if mode else None
+            if earlier is None and symptom not in _NO_SYMPTOM:
+                earlier = by_symptom.get((where, symptom))
+            if earlier is not None and _compatible(identity, identities[earlier]):
+                yield view.id, earlier, phrase
+        if mode:
+            by_mode[(where, mode)] = view.id
+        by_symptom[(where, symptom)] = view.id
+
+
+def _compatible(one: Identity, other: Identity) -> bool:
+    """Whether the evidence lets two incidents be one failure: no two different keys."""
+    return one.key is None or other.key is None or one.key == other.key
