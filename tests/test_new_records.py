@@ -166,6 +166,16 @@ def test_new_incident_names_the_earlier_incident_with_the_same_signature(repo: P
         "  INC-0002  same failure mode nccl.collective-timeout: NCCL timeout in all-reduce on node017"]
 
 
+def test_new_incident_names_first_the_earlier_incident_its_title_says_it_repeats(repo: Path) -> None:
+    result = tooling("new-incident", "--title", "Stuck again: the same hang", "--run", "demo-7b",
+                     "--severity", "sev2", "--symptom", "hang", "--detected-at", "2026-11-29T02:47:00+00:00",
+                     cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[1:] == [
+        "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):",
+        "  INC-0002  the record says it happened before ('again'): NCCL timeout in all-reduce on node017"]
+
+
 @pytest.mark.parametrize("flag, value, message", [
     ("--rank", "99999999999999999999999", "--rank: integer '99999999999999999999999' is too large; expected a "
                                           "whole number of at most 9,223,372,036,854,775,807"),

@@ -18,7 +18,7 @@ from tooling.analysis.alike import alike, words_of
 from tooling.analysis.identity import Identity, identify, identify_all
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.similarity import Index
-from tooling.analysis.stated import stated_repeats
+from tooling.analysis.stated import stated_earlier, stated_repeats
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
 
@@ -140,10 +140,14 @@ def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list
 
 def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: Index, *,
                       limit: int = 5) -> list[tuple[str, Message]]:
-    """(incident id, why) for the incidents ``target`` most likely repeats: the same key first."""
+    """(incident id, why) for the incidents ``target`` most likely repeats: the one its own words
+    say it repeats, then the same key, then similar wording."""
     key = identify(target).key
+    said = stated_earlier(target, views, identify)
+    stated = [(said[0], message(STATED, phrase=said[1].lower()))] if said else []
     same = [(v.id, why) for v in reversed(views) if v.id != target.id and key is not None
             and (found := identify(v)).key == key and (why := found.same) is not None]
     by_text = [(s.similar, message(SIMILAR, score=f"{s.score:.2f}")) for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
-    return [(i, why) for i, why in same + by_text if not (i in seen or seen.add(i))][:limit]  # type: ignore[func-returns-value]
+    return [(i, why) for i, why in stated + same + by_text
+            if not (i in seen or seen.add(i))][:limit]  # type: ignore[func-returns-value]

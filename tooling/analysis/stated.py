@@ -12,7 +12,7 @@ Only the title, keywords and root cause are read: notes weigh hypotheses and quo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tooling.analysis.identity import Identity
@@ -51,7 +51,7 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
         identity, where = identities[view.id], view.where
         mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
         symptom = str(view.data.get("symptom"))
-        phrase = stated_phrase(view.data)
+        phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
             earlier = by_mode.get((where, mode)) if mode else None
             if earlier is None and symptom not in _NO_SYMPTOM:
@@ -61,6 +61,22 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
         if mode:
             by_mode[(where, mode)] = view.id
         by_symptom[(where, symptom)] = view.id
+
+
+def stated_earlier(target: IncidentView, views: list[IncidentView],
+                   identify: Callable[[IncidentView], Identity]) -> tuple[str, str] | None:
+    """(the earlier incident ``target`` says it repeats, the words), as :func:`stated_repeats`
+    finds it, for one incident (`tooling new-incident` shows it among the likely repeats)."""
+    phrase = stated_phrase(target.data) if target.repeat_of is None else None
+    if phrase is None:
+        return None
+    mine, symptom = identify(target), str(target.data.get("symptom"))
+    mode = mine.mode.id if mine.mode is not None and not mine.mode.generic else None
+    before = [v for v in reversed(views) if (v.detected, v.id) < (target.detected, target.id) and v.where == target.where]
+    same_mode = (v for v in before if mode and (m := identify(v).mode) is not None and m.id == mode)
+    same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and str(v.data.get("symptom")) == symptom)
+    earlier = next(same_mode, None) or next(same_symptom, None)
+    return (earlier.id, phrase) if earlier is not None and _compatible(mine, identify(earlier)) else None
 
 
 def _compatible(one: Identity, other: Identity) -> bool:
