@@ -127,11 +127,63 @@ def test_a_render_leaves_another_renders_page_in_flight(project: Path) -> None:
     temporary page before its rename (a shared temporary name, or removing it as stale, did)."""
     assert _build(project, "--render-only").returncode == 0
     generated = project / GENERATED_DIR
-    in_flight = generated / "incidents" / f".INC-0001.md.{os.getpid() + 1}.tmp"
-    in_flight.write_text("another render's page")
-    result = _build(project, "--render-only")
+    with subprocess.Popen(["sleep", "60"]) as writer:  # a live process, started before its page was written
+        in_flight = generated / "incidents" / f".INC-0001.md.{writer.pid}.tmp"
+        in_flight.write_text("another render's page")
+        result = _build(project, "--render-only")
+        writer.kill()
     assert result.returncode == 0, result.stderr
     assert in_flight.read_text() == "another render's page"
+
+
+def _temporary_pages(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in (root / GENERATED_DIR).rglob(".*.tmp"))
+
+
+# Run as `python -c HOOK MARKER ARGS...`: the real CLI, its rename of INC-0001.md held until the
+# test SIGKILLs it, with the temporary page on disk (a kill that lands in that instant, made certain).
+HOLD_THE_RENAME = """
+import os, sys, time
+from tooling.main import main
+marker, real = sys.argv.pop(1), os.replace
+def held(src, dst, *args, **kwargs):
+    if os.path.basename(dst) == "INC-0001.md":
+        open(marker, "w").close()
+        time.sleep(600)
+    return real(src, dst, *args, **kwargs)
+os.replace = held
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_build_killed_mid_render_leaves_no_temporary_page_after_the_next(project: Path, tmp_path: Path) -> None:
+    site = _built(project)
+    generated = snapshot(project / GENERATED_DIR)
+    (project / GENERATED_DIR / "incidents" / "INC-0001.md").unlink()  # so that the next render writes it
+    marker = tmp_path / "renaming"
+    build = subprocess.Popen([sys.executable, "-c", HOLD_THE_RENAME, str(marker), "--now", NOW, "build"],
+                             cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not marker.exists() and build.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    build.send_signal(signal.SIGKILL)
+    build.wait()
+    assert _temporary_pages(project) == [f"{GENERATED_DIR}/incidents/.INC-0001.md.{build.pid}.tmp"]
+    assert snapshot(project / "site") == site  # the previous site, whole
+    assert _built(project).keys() == site.keys()
+    assert _temporary_pages(project) == []
+    assert snapshot(project / GENERATED_DIR) == generated
+
+
+def test_a_temporary_page_of_a_reused_pid_is_removed(project: Path) -> None:
+    """The pid of a killed build may belong to another process by now: one that started after
+    the page was written is not its writer."""
+    assert _build(project, "--render-only").returncode == 0
+    left = project / GENERATED_DIR / "incidents" / f".INC-0001.md.{os.getpid()}.tmp"  # a live pid
+    left.write_text("a killed build's page")
+    os.utime(left, (time.time() - 86400, time.time() - 86400))  # written a day ago, before this process
+    assert _build(project, "--render-only").returncode == 0
+    assert _temporary_pages(project) == []
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="mounts a small tmpfs: root only")

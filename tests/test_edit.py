@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import difflib
+from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from support import snapshot, tooling
+from tooling.records import edit
+from tooling.records.validate import repository_records
 
 HAND_WRITTEN = """\
 # yaml-language-server: $schema=../tooling/schemas/incident.schema.json
@@ -65,13 +70,13 @@ def test_set_refuses_an_edit_that_breaks_the_record(repo: Path) -> None:
     before = snapshot(repo)
     result = tooling("set", "INC-0003", "status=resolved", cwd=repo)
     assert result.returncode == 1
-    assert result.stderr == (f"tooling: error: {path}: not changed, the edit would make it invalid: "
-                             "[resolved-without-time] status is 'resolved' but resolved_at is missing; "
-                             "expected resolved_at\n")
+    assert result.stderr == ("tooling: error: incidents/INC-0003.yaml:7:9: [resolved-without-time] status is "
+                             "'resolved' but resolved_at is missing; expected resolved_at "
+                             "(not changed: the edit would make the record invalid)\n")
     result = tooling("set", "INC-0003", "severity=critical", cwd=repo)
-    assert result.stderr == (f"tooling: error: {path}: not changed, the edit would make it invalid: "
-                             "[invalid-value] Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] but "
-                             "received: 'critical'\n")
+    assert result.stderr == ("tooling: error: incidents/INC-0003.yaml:8:11: [invalid-value] Expected one of: "
+                             "['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] but received: 'critical' "
+                             "(not changed: the edit would make the record invalid)\n")
     assert snapshot(repo) == before
 
 
@@ -114,3 +119,22 @@ def test_set_unknown_record_and_bad_assignment(repo: Path) -> None:
     assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'demo-99b' under {repo}\n")
     result = tooling("set", "INC-0001", "status", cwd=repo)
     assert (result.returncode, result.stderr) == (2, "tooling: error: expected FIELD=VALUE but received: 'status'\n")
+
+
+def test_a_file_that_keeps_changing_is_named_relative(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person's editor saving during every attempt: the edit gives up, naming the record as validate does."""
+    path = repo / "incidents" / "INC-0002.yaml"
+    real = edit.replace_file
+
+    def editor_saves_first(target: Path, text: str, *, still: object = None) -> bool:
+        target.write_text(target.read_text() + "# saved by an editor\n")  # between our read and our swap
+        return real(target, text, still=still)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(edit, "replace_file", editor_saves_first)
+    monkeypatch.chdir(repo)
+    with pytest.raises(edit.StillChanging) as raised:
+        edit.set_fields(path, [edit.parse_assignment("title=mine, not the editor's")], universe=repository_records(repo),
+                        now=datetime(2026, 11, 28, tzinfo=timezone.utc))
+    assert str(raised.value) == (f"incidents/INC-0002.yaml: not changed: the file changed {edit.ATTEMPTS} times "
+                                 "while it was being edited; expected it to hold still (run the command again)")
+    assert path.read_text().count("# saved by an editor\n") == edit.ATTEMPTS and "mine, not" not in path.read_text()

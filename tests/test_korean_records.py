@@ -124,9 +124,11 @@ def test_hangul_errors_name_the_value_as_typed(repo: Path) -> None:
         2, "tooling: error: --severity: Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] "
            "but received: '심각'\n")
     result = tooling("set", "INC-0003", "severity=심각", cwd=repo)
-    assert (result.returncode, result.stderr.replace(str(repo) + "/", "")) == (
-        1, "tooling: error: incidents/INC-0003.yaml: not changed, the edit would make it invalid: [invalid-value] "
-           "Expected one of: ['sev1', 'sev2', 'sev3', 'sev4', 'unknown'] but received: '심각'\n")
+    lines = (repo / "incidents" / "INC-0003.yaml").read_text("utf-8").splitlines()
+    at = next(n for n, line in enumerate(lines, 1) if line.startswith("severity: "))  # the value, at column 11
+    assert (result.returncode, result.stderr) == (
+        1, f"tooling: error: incidents/INC-0003.yaml:{at}:11: [invalid-value] Expected one of: ['sev1', 'sev2', "
+           "'sev3', 'sev4', 'unknown'] but received: '심각' (not changed: the edit would make the record invalid)\n")
     assert snapshot(repo) == before
     # a column after Hangul counts characters, as an editor shows them, not UTF-8 bytes
     path = repo / "incidents" / "INC-0003.yaml"

@@ -78,8 +78,8 @@ def test_a_broken_record_is_named_where_it_breaks_and_left_alone(repo: Path) -> 
     before = snapshot(repo)
     result = tooling("report", "demo-7b", "--step", "5", cwd=repo)
     assert (result.returncode, result.stderr) == (
-        1, f"tooling: error: not changed, fix the file by hand first: {path}:6:13: [yaml-syntax] did not find "
-           "expected ',' or ']' (while parsing a flow sequence); expected valid YAML\n")
+        1, "tooling: error: runbooks/runs/demo-7b.yaml:6:13: [yaml-syntax] did not find expected ',' or ']' "
+           "(while parsing a flow sequence); expected valid YAML (not changed: fix the file by hand first)\n")
     assert snapshot(repo) == before
 
 
@@ -87,4 +87,15 @@ def test_an_unknown_run_is_said_and_nothing_is_written(repo: Path) -> None:
     before = snapshot(repo)
     result = tooling("report", "demo-8b", "--step", "5", cwd=repo)
     assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'demo-8b' under {repo}\n")
+    assert snapshot(repo) == before
+
+
+def test_an_event_that_would_break_the_record_is_named_relative_and_located(repo: Path) -> None:
+    before = snapshot(repo)
+    result = tooling("report", "demo-7b", "--event", "end", "--job-id", "7", "--exit-code", "1", "--state", "FAILED",
+                     "--incident", "INC-9999", cwd=repo)
+    # feed.events is not in the file yet: located as deep as it exists, the record's mapping
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", "tooling: error: runbooks/runs/demo-7b.yaml:1:1: [unresolved-ref] incident 'INC-9999' does not exist; "
+               "expected the id of an existing incident record (not changed: the edit would make the record invalid)\n")
     assert snapshot(repo) == before

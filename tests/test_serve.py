@@ -128,3 +128,52 @@ def test_a_taken_port_is_refused_in_one_line_before_anything_is_rendered(repo: P
     assert result.stderr == (f"tooling: error: --dev-addr 127.0.0.1:{port}: cannot listen there: address already "
                              "in use; expected a free port of this machine, such as 127.0.0.1:8001\n")
     assert not (repo / "docs" / "generated").exists()
+
+
+# Run as `python -c HOOK READY TAKEN ARGS...`: the real CLI, held just after its check of the port
+# passed until the test has taken the port, so that mkdocs' own bind is the one that fails.
+AFTER_THE_CHECK = """
+import pathlib, sys, time
+from tooling.site import serve
+from tooling.main import main
+ready, taken = map(pathlib.Path, sys.argv[1:3])
+del sys.argv[1:3]
+check = serve.check_address
+def held(dev_addr):
+    check(dev_addr)
+    ready.touch()
+    while not taken.exists():
+        time.sleep(0.01)
+serve.check_address = held
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_port_taken_after_the_check_is_the_same_one_line(repo: Path, tmp_path: Path) -> None:
+    """Another process takes the port between the check and mkdocs' bind (after mkdocs' first
+    build): mkdocs answered with a traceback, which `tooling serve` passed on."""
+    port, ready, taken = _free_port(), tmp_path / "ready", tmp_path / "taken"
+    serve = subprocess.Popen([sys.executable, "-c", AFTER_THE_CHECK, str(ready), str(taken), "serve",
+                              "--dev-addr", f"127.0.0.1:{port}"], cwd=repo, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and serve.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ready.exists(), "tooling serve never checked the port"
+        with socket.socket() as other:
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            other.bind(("127.0.0.1", port))
+            other.listen()
+            taken.touch()
+            _, stderr = serve.communicate(timeout=120)
+    finally:
+        try:
+            os.killpg(serve.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        serve.wait(timeout=10)
+    assert serve.returncode == 1, stderr
+    assert stderr.splitlines()[-1] == (f"tooling: error: --dev-addr 127.0.0.1:{port}: cannot listen there: address "
+                                       "already in use; expected a free port of this machine, such as 127.0.0.1:8001")
+    assert "Traceback" not in stderr and stderr.count("tooling: error:") == 1

@@ -83,7 +83,7 @@ def test_a_symlink_out_of_the_repository_is_refused(repo: Path, tmp_path: Path) 
     text = outside.read_text()
     result = tooling("set", "INC-0050", "title=changed through the link", cwd=repo)
     assert result.returncode == 1
-    assert result.stderr == (f"tooling: error: {link}: a symbolic link to a file outside the repository; "
+    assert result.stderr == ("tooling: error: incidents/INC-0050.yaml: a symbolic link to a file outside the repository; "
                              "expected the record itself (tooling does not edit files outside the repository)\n")
     assert outside.read_text() == text
     check = tooling("validate", cwd=repo)
@@ -114,14 +114,20 @@ def test_a_symlink_inside_the_repository_is_edited_through(repo: Path) -> None:
     assert "title: changed through the link\n" in target.read_text()
 
 
+AT = "incidents/INC-0002.yaml"
+
+
 @pytest.mark.parametrize("assignment, message", [
-    ("id=INC-0001", "[id-mismatch] id 'INC-0001' does not match the file name; expected 'INC-0002'; "
-                    "[duplicate-id] id 'INC-0001' is also used by incidents/INC-0001.yaml; expected a unique id"),
+    ("id=INC-0001", f"{AT}:2:5: [id-mismatch] id 'INC-0001' does not match the file name; expected 'INC-0002'; "
+                    f"{AT}:2:5: [duplicate-id] id 'INC-0001' is also used by incidents/INC-0001.yaml; "
+                    "expected a unique id"),
     ("resolved_at=2026-11-01T00:00:00+00:00",
-     "[time-order] resolved_at 2026-11-01T00:00:00+00:00 is before detected_at 2026-11-20T01:00:00+00:00; "
-     "expected it at or after"),
-    ("run=demo-99b", "[unresolved-ref] run 'demo-99b' does not exist; expected the id of an existing run record"),
-    ("stauts=resolved", "[unknown-field] unknown field 'stauts', did you mean 'status'?"),
+     f"{AT}:1:1: [time-order] resolved_at 2026-11-01T00:00:00+00:00 is before detected_at "
+     "2026-11-20T01:00:00+00:00; expected it at or after"),
+    ("run=demo-99b", f"{AT}:4:6: [unresolved-ref] run 'demo-99b' does not exist; "
+                     "expected the id of an existing run record"),
+    # a field the file does not have yet is located as deep as it exists: the record's mapping
+    ("stauts=resolved", f"{AT}:1:1: [unknown-field] unknown field 'stauts', did you mean 'status'?"),
 ])
 def test_cross_record_rules_apply_even_to_a_record_with_warnings(repo: Path, assignment: str, message: str) -> None:
     path = repo / "incidents" / "INC-0002.yaml"
@@ -129,7 +135,7 @@ def test_cross_record_rules_apply_even_to_a_record_with_warnings(repo: Path, ass
     before = snapshot(repo)
     result = tooling("set", "INC-0002", assignment, cwd=repo)
     assert (result.returncode, result.stderr) == (
-        1, f"tooling: error: {path}: not changed, the edit would make it invalid: {message}\n")
+        1, f"tooling: error: {message} (not changed: the edit would make the record invalid)\n")
     assert snapshot(repo) == before
 
 
@@ -148,6 +154,6 @@ def test_an_edit_that_would_take_the_record_over_one_mib_is_refused(repo: Path) 
     before = snapshot(repo)
     result = tooling("set", "INC-0002", "root_cause=" + "r" * 100_000, cwd=repo)
     assert (result.returncode, result.stderr) == (
-        1, f"tooling: error: {path}: not changed, the edit would make it invalid: [file-too-large] file is larger "
-           "than 1,048,576 bytes; expected a record of at most 1 MiB\n")
+        1, "tooling: error: incidents/INC-0002.yaml:1:1: [file-too-large] file is larger than 1,048,576 bytes; "
+           "expected a record of at most 1 MiB (not changed: the edit would make the record invalid)\n")
     assert snapshot(repo) == before

@@ -18,7 +18,7 @@ from tooling.fs.atomic import replace_file
 from tooling.fs.lock import locked
 from tooling.records import roundtrip
 from tooling.records.crossref import check_all
-from tooling.records.findings import Finding, Severity, excerpt
+from tooling.records.findings import Finding, Severity, excerpt, shown_path
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.load import parse_text
 from tooling.records.reading import decode_text, read_text
@@ -139,24 +139,29 @@ def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record],
             before = _read(path)
             unloadable = parse_text(str(path), before).findings
             if unloadable:
-                raise UserError(f"not changed, fix the file by hand first: {unloadable[0].format()}")
+                raise UserError(f"{_named(unloadable[0])} (not changed: fix the file by hand first)")
             old = {(f.rule, f.message) for f in _findings(path, before, universe, now)}
             after = change(before)
             problems = [f for f in _findings(path, after, universe, now)
                         if f.severity is Severity.ERROR or (f.rule, f.message) not in old]
-            if problems:
-                raise UserError(f"{path}: not changed, the edit would make it invalid: "
-                                + "; ".join(f"[{f.rule}] {f.message}" for f in problems))
+            if problems:  # located in the file as it stays: the field, or as deep as it exists
+                raise UserError("; ".join(_named(f) for f in problems)
+                                + " (not changed: the edit would make the record invalid)")
             # compare, then swap: nobody (a person's editor, say) wrote it while we worked
             if replace_file(path, after, still=lambda: _read(path) == before):
                 return
-    raise StillChanging(f"{path}: not changed: the file changed {ATTEMPTS} times while it was being edited; "
-                    "expected it to hold still (run the command again)")
+    raise StillChanging(f"{shown_path(str(path), Path.cwd())}: not changed: the file changed {ATTEMPTS} times "
+                        "while it was being edited; expected it to hold still (run the command again)")
 
 
 def _read(path: Path) -> str:
     text, problem = read_text(str(path))
     if problem is not None:
-        raise UserError(problem.format())
+        raise UserError(_named(problem))
     assert text is not None
     return text
+
+
+def _named(finding: Finding) -> str:
+    """``path:line:col: [rule] message`` as validate prints it, the path relative to where we run."""
+    return finding.as_error().format(relative_to=Path.cwd())

@@ -33,19 +33,22 @@ class Finding:
     severity: Severity = Severity.ERROR
 
     def format(self, *, relative_to: Path | None = None) -> str:
-        shown = self.path
-        if relative_to is not None:
-            # the folder resolved (the repository may be reached through a link), the file not: a
-            # record that is a link is named where it is, not where it leads (nowhere, or outside)
-            path = Path(os.path.abspath(self.path))
-            try:
-                shown = str((path.parent.resolve() / path.name).relative_to(relative_to.resolve()))
-            except ValueError:  # outside the repository: as it was given
-                pass
-            except (RuntimeError, OSError):  # a loop of folder links: name it as it was given
-                shown = os.path.relpath(path, os.path.abspath(relative_to))
+        shown = self.path if relative_to is None else shown_path(self.path, relative_to)
         prefix = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
 
     def as_error(self) -> "Finding":
         return Finding(self.path, self.line, self.col, self.rule, self.message, Severity.ERROR)
+
+
+def shown_path(path: str, relative_to: Path) -> str:
+    """``path`` as a message names it: relative to ``relative_to`` when inside it, else as given."""
+    # the folder resolved (the repository may be reached through a link), the file not: a
+    # record that is a link is named where it is, not where it leads (nowhere, or outside)
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str((absolute.parent.resolve() / absolute.name).relative_to(relative_to.resolve()))
+    except ValueError:  # outside the repository: as it was given
+        return path
+    except (RuntimeError, OSError):  # a loop of folder links: name it as it was given
+        return os.path.relpath(absolute, os.path.abspath(relative_to))

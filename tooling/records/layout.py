@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tooling.errors import UsageError, UserError
-from tooling.records.findings import excerpt
+from tooling.records.findings import excerpt, shown_path
 from tooling.records.kinds import KINDS, RECORD_DIRS
 from tooling.records.reading import read_text
 from tooling.records.schema import field_spec
@@ -134,7 +134,7 @@ def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -
 def _inside(root: Path, path: Path) -> Path:
     real = Path(os.path.realpath(path))
     if not real.is_relative_to(Path(os.path.realpath(root))):
-        raise UserError(f"{path}: a symbolic link to a file outside the repository; "
+        raise UserError(f"{shown_path(str(path), root)}: a symbolic link to a file outside the repository; "
                         "expected the record itself (tooling does not edit files outside the repository)")
     return path
 

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from tooling.errors import UsageError
+from tooling.fs.writers import writer_alive
 from tooling.site.source import site_config
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -75,18 +76,8 @@ def new_build_dir(target: Path) -> Path:
 def _remove_orphans(target: Path) -> None:
     for path in target.parent.glob(f"{_tag(target)}*"):
         pid = path.name[len(_tag(target)):].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not writer_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def swap_in(built: Path, target: Path) -> None:

@@ -23,6 +23,7 @@ from tooling.analysis import Analysis
 from tooling.analysis.catalogue import by_id
 from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
+from tooling.fs.writers import writer_alive
 from tooling.records.model import Record
 from tooling.site import charts
 from tooling.site.escape import link, md_inline
@@ -213,11 +214,25 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     expected = {out_dir / edition(e.lang).page(relative) for e in editions for _, relative, _ in e.pages}
     expected |= {out_dir / r for r in copied}
     for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
-        if stale.name.startswith(".") and stale.name.endswith(TEMP_SUFFIX):
+        if _in_flight(stale):
             continue  # another render's page on its way in (`tooling serve` beside a build)
         stale.unlink(missing_ok=True)  # that other render may have removed it first
         result.removed.append(str(stale))
     return result
+
+
+def _in_flight(path: Path) -> bool:
+    """A temporary page (``.P.md.<pid>.tmp``) whose writer may still rename it into place; one
+    whose writer is gone (a SIGKILLed build) is a leftover, removed like any stale page."""
+    name = path.name
+    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+        return False
+    pid = name[: -len(TEMP_SUFFIX)].rsplit(".", 1)[-1]
+    try:
+        written_at = path.stat().st_mtime
+    except FileNotFoundError:  # renamed into place meanwhile
+        return True
+    return not pid.isdigit() or writer_alive(int(pid), written_at)
 
 
 def _write_if_changed(path: Path, text: str, result: RenderResult) -> None:

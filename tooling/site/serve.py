@@ -1,10 +1,8 @@
 """`tooling serve`: mkdocs' live-reloading server, fed by re-rendering whenever a record changes."""
 from __future__ import annotations
 
-import errno
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from tooling.errors import UserError
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import repository_files
 from tooling.site.build import MKDOCS_ENV, render_site
+from tooling.site.listen import check_address, server_command
 
 POLL_SECONDS = 0.25
 END_TIMEOUT = 10  # seconds mkdocs gets to stop after SIGTERM before it is killed
@@ -33,24 +32,6 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
             continue
         state[path] = (stat.st_mtime_ns, stat.st_size)
     return state
-
-
-def check_address(dev_addr: str) -> None:
-    """Refuse an address mkdocs could not listen on (taken, privileged, not this machine's) here,
-    in one line, before any page is rendered: mkdocs' own server answers with a traceback."""
-    host, _, port = dev_addr.rpartition(":")
-    host = host.strip("[]")
-    try:
-        family = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0][0]
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as mkdocs' server does
-            probe.bind((host, int(port)))
-    except OSError as exc:
-        why = (exc.strerror or str(exc)).lower()
-        if exc.errno == errno.EACCES:
-            why += " (ports below 1024 need root)"
-        raise UserError(f"--dev-addr {dev_addr}: cannot listen there: {why}; "
-                        f"expected a free port of this machine, such as 127.0.0.1:8001") from None
 
 
 def rerender(root: Path, now: datetime | None, log: Callable[[str], None]) -> None:
@@ -123,8 +104,8 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
             check_address(dev_addr)
             render_site(root, now=now or datetime.now(timezone.utc))
             with signals.hold():
-                server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--dev-addr", dev_addr,
-                                           "--config-file", str(root / "mkdocs.yml")], cwd=root,
+                # mkdocs through listen.py: a port taken after the check is the check's one line too
+                server = subprocess.Popen(server_command(dev_addr, str(root / "mkdocs.yml")), cwd=root,
                                           env={**os.environ, **MKDOCS_ENV})
             log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
             _watch(root, server, now, log)

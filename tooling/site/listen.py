@@ -1,0 +1,72 @@
+"""Where `tooling serve` listens: the check before anything is rendered, and mkdocs' server run
+so that its own failure to listen says the same one line.
+
+The check cannot close the race: another process can take the port in the seconds between it
+and mkdocs' bind (which comes after mkdocs' first build), and mkdocs answers that with a
+traceback. So `tooling serve` starts mkdocs through :func:`main` here (``python -m
+tooling.site.listen``), which turns a failed bind into the check's error, exit 1.
+"""
+from __future__ import annotations
+
+import errno
+import socket
+import sys
+from typing import Any
+
+from tooling.error_handler import run_handled
+from tooling.errors import UserError
+
+
+def cannot_listen(dev_addr: str, exc: OSError) -> UserError:
+    """The one error for an address nothing can listen on, before or after the check."""
+    why = (exc.strerror or str(exc)).lower()
+    if exc.errno == errno.EACCES:
+        why += " (ports below 1024 need root)"
+    return UserError(f"--dev-addr {dev_addr}: cannot listen there: {why}; "
+                     f"expected a free port of this machine, such as 127.0.0.1:8001")
+
+
+def check_address(dev_addr: str) -> None:
+    """Refuse an address mkdocs could not listen on (taken, privileged, not this machine's) here,
+    in one line, before any page is rendered."""
+    host, _, port = dev_addr.rpartition(":")
+    host = host.strip("[]")
+    try:
+        family = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as mkdocs' server does
+            probe.bind((host, int(port)))
+    except OSError as exc:
+        raise cannot_listen(dev_addr, exc) from None
+
+
+def server_command(dev_addr: str, config_file: str) -> list[str]:
+    """The command line of the mkdocs child of `tooling serve`."""
+    return [sys.executable, "-m", "tooling.site.listen", dev_addr, config_file]
+
+
+def main(argv: list[str]) -> int:
+    """``mkdocs serve --dev-addr DEV_ADDR --config-file CONFIG``, its bind failing as the check does."""
+    dev_addr, config_file = argv
+    from mkdocs.__main__ import cli  # imported here: `tooling serve` itself does not need mkdocs'
+    from mkdocs.livereload import LiveReloadServer
+
+    bind = LiveReloadServer.server_bind
+
+    def server_bind(server: Any) -> None:
+        try:
+            bind(server)
+        except OSError as exc:
+            raise cannot_listen(dev_addr, exc) from None
+
+    LiveReloadServer.server_bind = server_bind  # type: ignore[method-assign]
+
+    def serve() -> int:
+        cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file], prog_name="mkdocs")
+        return 0  # not reached: click ends the process with mkdocs' own status
+
+    return run_handled(serve)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
