@@ -69,11 +69,16 @@ def test_a_stop_signal_ends_mkdocs_and_frees_the_port(repo: Path, tmp_path: Path
         assert seconds < 5, f"took {seconds:.1f} s to stop"
         print(f"\n{signum.name}: stopped and port free after {seconds:.2f} s")
     finally:
-        try:
-            os.killpg(serve.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        serve.wait(timeout=10)
+        _kill_session(serve)
+
+
+def _kill_session(serve: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """SIGKILL `tooling serve` and its mkdocs child (started in a session of their own)."""
+    try:
+        os.killpg(serve.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    serve.wait(timeout=10)
 
 
 def _fake(path: Path, body: str) -> None:
@@ -168,11 +173,7 @@ def test_a_port_taken_after_the_check_is_the_same_one_line(repo: Path, tmp_path:
             taken.touch()
             _, stderr = serve.communicate(timeout=120)
     finally:
-        try:
-            os.killpg(serve.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        serve.wait(timeout=10)
+        _kill_session(serve)
     assert serve.returncode == 1, stderr
     assert stderr.splitlines()[-1] == (f"tooling: error: --dev-addr 127.0.0.1:{port}: cannot listen there: address "
                                        "already in use; expected a free port of this machine, such as 127.0.0.1:8001")
