@@ -111,7 +111,8 @@ def test_a_record_that_says_its_failure_is_back_repeats_the_latest_one_of_its_pl
         _incident(2, title="Diverged again at the end of warm-up", **diverged, run="other"),  # another run
         _incident(3, title="The same glitch, even sooner after reseeding", **diverged),
         _incident(4, title="Failed in a very similar way with beta2=0.95", **diverged),
-        _incident(5, title="Back to training again after the rollback", **diverged, run="other"),  # a recovery
+        _incident(5, title="Back to training again after the rollback; restarted again from step 1200",
+                  **diverged, run="other"),  # what the run and people did next
         _incident(6, signatures=["NVRM: Xid (PCI:0000:ca:00): 79, pid=1, GPU has fallen off the bus"]),
         _incident(7, title="Xid 48 again", signatures=["NVRM: Xid (PCI:0000:4b:00): 48, pid=2, DBE"]),  # codes differ
         _incident(8, title="NCCL hang again", symptom="hang", not_repeat_of=["INC-0007"]),  # a person said no

@@ -27,8 +27,11 @@ STATED = re.compile(
     rf"|\b(the )?same {_FAILURE_NOUNS}\b|\bsimilar (to|way)\b|\bvery similar\b"
     r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)",
     re.IGNORECASE)
-_RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|started|resumed|online|available|stable"
-                       r"|normal|converging|learning)\s+again\b", re.IGNORECASE)
+# "running again", "restarted again", "tried again": what people did or the run did next, not the failure
+_RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
+                       r"|learning|(re)?start(s|ed|ing)?|resum(e|es|ed|ing)|tr(y|ies|ied|ying)|retr(y|ies|ied|ying)"
+                       r"|re-?ran|rerun|re-?submit(s|ted|ting)?|submit(s|ted|ting)?|re-?launch(es|ed|ing)?|launch(es|ed|ing)?"
+                       r"|run|ran|check(s|ed|ing)?)\s+again\b", re.IGNORECASE)
 _NO_SYMPTOM = ("other", "unknown")
 
 
