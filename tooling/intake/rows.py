@@ -18,9 +18,9 @@ from tooling.intake.guesses import Guessing, complete, out_of_order
 from tooling.intake.mapping import Mapping
 from tooling.intake.report import Note, raw, shown
 from tooling.intake.values import Context, convert
-from tooling.records.crossref import EARLIEST, LATEST
 from tooling.records.model import parse_time, same_or_later
 from tooling.records.schema import field_errors, schema_for
+from tooling.records.time_rules import EARLIEST, LATEST
 
 JOINED = ("notes", "description", "root_cause", "impact.notes")  # text of several columns is joined
 REFERENCES = ("repeat_of", "related", "not_repeat_of")

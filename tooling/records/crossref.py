@@ -1,19 +1,22 @@
-"""Rules across records. Each rule has a stable id that appears in its findings."""
+"""Rules across records, and :func:`check_all`, which runs every rule a validation applies.
+
+Each rule has a stable id that appears in its findings. The rules on dates and times are in
+:mod:`~tooling.records.time_rules`, those between an overlay and its English record in
+:mod:`~tooling.records.overlay_rules`."""
 from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
-from tooling.records.locate import locate
-from tooling.records.model import Record, parse_time, same_or_later
+from tooling.records.locate import Keys, finding_at, locate
+from tooling.records.model import Record, parse_time
 from tooling.records.overlay_rules import check_overlays
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
-
-Keys = list[str | int]
+from tooling.records.time_rules import check_times
 
 
 class Index:
@@ -26,10 +29,6 @@ class Index:
 
     def has(self, kind: str, record_id: Any) -> bool:
         return isinstance(record_id, str) and record_id in self.by_kind.get(kind, {})
-
-
-def _at(record: Record, keys: Keys, rule: str, message: str) -> Finding:
-    return Finding(record.path, *locate(record.path, keys), rule, message)
 
 
 def _file_name(record: Record) -> str:
@@ -53,11 +52,11 @@ def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding
         paths[(record.kind, _file_name(record))].append(record.path)
     for record in records:
         if _file_name(record) != record.stem:
-            yield _at(record, ["id"], "id-mismatch", _mismatch(record))
+            yield finding_at(record, ["id"], "id-mismatch", _mismatch(record))
         others = sorted(p for p in paths[(record.kind, _file_name(record))] if p != record.path)
         if others:
-            yield _at(record, ["id"], "duplicate-id",
-                      f"id '{record.id}' is also used by {os.path.relpath(others[0])}; expected a unique id")
+            yield finding_at(record, ["id"], "duplicate-id",
+                             f"id '{record.id}' is also used by {os.path.relpath(others[0])}; expected a unique id")
 
 
 def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
@@ -90,99 +89,19 @@ def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
     for record in records:
         for keys, kind, value in _references(record):
             if kind == record.kind and value == record.id:
-                yield _at(record, keys, "self-reference",
-                          f"'{value}' refers to this record itself; expected another {kind}")
+                yield finding_at(record, keys, "self-reference",
+                                 f"'{value}' refers to this record itself; expected another {kind}")
             elif not index.has(kind, value):
-                yield _at(record, keys, "unresolved-ref",
-                          f"{kind} '{value}' does not exist; expected the id of an existing {kind} record")
-
-
-def _ordered(record: Record, pairs: list[tuple[Keys, Keys]]) -> Iterator[Finding]:
-    for earlier_keys, later_keys in pairs:
-        earlier, later = _value(record.data, earlier_keys), _value(record.data, later_keys)
-        if same_or_later(earlier, later) is False:
-            yield _at(record, later_keys, "time-order",
-                      f"{_name(later_keys)} {later} is before {_name(earlier_keys)} {earlier}; "
-                      f"expected it at or after")
-
-
-def _value(data: Any, keys: Keys) -> Any:
-    for key in keys:
-        data = data[key] if isinstance(data, (dict, list)) and _has(data, key) else None
-    return data
-
-
-def _has(data: dict[str, Any] | list[Any], key: str | int) -> bool:
-    return key in data if isinstance(data, dict) else isinstance(key, int) and key < len(data)
-
-
-def _name(keys: Keys) -> str:
-    return ".".join(f"[{k}]" if isinstance(k, int) else k for k in keys).replace(".[", "[")
-
-
-def _time_pairs(record: Record) -> list[tuple[Keys, Keys]]:
-    data = record.data
-    pairs: list[tuple[Keys, Keys]] = []
-    if record.kind == "incident":
-        present = [k for k in ("started_at", "detected_at", "mitigated_at", "resolved_at") if k in data]
-        pairs += [([a], [b]) for a, b in zip(present, present[1:])]
-    for field in ("timeline",):
-        pairs += [([field, i, "at"], [field, i + 1, "at"]) for i in range(len(data.get(field, [])) - 1)]
-    if record.kind == "run":
-        for i, _ in enumerate(data.get("oncall", {}).get("shifts", [])):
-            pairs.append((["oncall", "shifts", i, "start"], ["oncall", "shifts", i, "end"]))
-    return pairs
-
-
-# Dates a training record can sanely hold. Outside this, a typo (0001-01-01) would make every
-# analysis that walks the calendar (weekly trends) walk millennia.
-EARLIEST, LATEST = date(1990, 1, 1), date(2099, 12, 31)
-
-
-def check_times(records: list[Record]) -> Iterator[Finding]:
-    """invalid-time (not a real date), date-out-of-range and time-order."""
-    for record in records:
-        for keys, value in _time_values(record):
-            when = parse_time(value)
-            if when is None:
-                yield _at(record, keys, "invalid-time", f"'{value}' is not a real date or time; "
-                          "expected a valid calendar date and clock time")
-            elif not EARLIEST <= when.date() <= LATEST:
-                yield _at(record, keys, "date-out-of-range", f"{value} is outside the years "
-                          f"{EARLIEST.year}-{LATEST.year}; expected a date in the life of a training run")
-        yield from _ordered(record, _time_pairs(record))
-
-
-# Where each kind keeps dates and times; '*' is every item of a list.
-_TIME_PATHS: dict[str, tuple[str, ...]] = {
-    "incident": ("started_at", "detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
-    "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.due", "action_items.*.done_on", "review.date"),
-    "run": ("last_good_checkpoint.saved_at", "debugging.*.since", "oncall.shifts.*.start",
-            "oncall.shifts.*.end", "updated_at"),
-}
-
-
-def _time_values(record: Record) -> Iterator[tuple[Keys, Any]]:
-    for path in _TIME_PATHS.get(record.kind, ()):
-        yield from _expand(record.data, path.split("."), [])
-
-
-def _expand(data: Any, parts: list[str], keys: Keys) -> Iterator[tuple[Keys, Any]]:
-    if not parts:
-        yield keys, data
-    elif parts[0] == "*" and isinstance(data, list):
-        for i, item in enumerate(data):
-            yield from _expand(item, parts[1:], [*keys, i])
-    elif isinstance(data, dict) and parts[0] in data:
-        yield from _expand(data[parts[0]], parts[1:], [*keys, parts[0]])
+                yield finding_at(record, keys, "unresolved-ref",
+                                 f"{kind} '{value}' does not exist; expected the id of an existing {kind} record")
 
 
 def check_status(records: list[Record]) -> Iterator[Finding]:
     """resolved-without-time: a resolved incident says when."""
     for record in records:
         if record.kind == "incident" and record.get("status") == "resolved" and "resolved_at" not in record.data:
-            yield _at(record, ["status"], "resolved-without-time",
-                      "status is 'resolved' but resolved_at is missing; expected resolved_at")
+            yield finding_at(record, ["status"], "resolved-without-time",
+                             "status is 'resolved' but resolved_at is missing; expected resolved_at")
 
 
 def check_ladders(records: list[Record]) -> Iterator[Finding]:
@@ -194,9 +113,9 @@ def check_ladders(records: list[Record]) -> Iterator[Finding]:
         for i in range(1, len(steps)):
             before, cost = steps[i - 1]["cost_seconds"], steps[i]["cost_seconds"]
             if cost < before:
-                yield _at(record, ["steps", i, "cost_seconds"], "ladder-order",
-                          f"step {i + 1} costs {cost} s, less than step {i} ({before} s); "
-                          "expected steps ordered cheapest first")
+                yield finding_at(record, ["steps", i, "cost_seconds"], "ladder-order",
+                                 f"step {i + 1} costs {cost} s, less than step {i} ({before} s); "
+                                 "expected steps ordered cheapest first")
 
 
 def ladder_symptoms(data: dict[str, Any]) -> set[str]:

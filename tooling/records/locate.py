@@ -11,8 +11,12 @@ from typing import Sequence
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from tooling.records.findings import Finding
+from tooling.records.model import Record
 from tooling.records.reading import read_text
 from tooling.records.yaml_loader import RecordLoader
+
+Keys = list[str | int]  # a path into a record's data: mapping keys and list indexes
 
 # The file loaded last (findings about it follow at once), and a few composed on demand. Only
 # one tree is kept from loading: keeping more makes every garbage collection slower.
@@ -67,6 +71,11 @@ def locate(path: str, keys: Sequence[str | int], *, at_key: bool = False) -> tup
         mark = key_node.start_mark if (at_key and key_node is not None and key == keys[-1]) else child.start_mark
         node = child
     return mark.line + 1, mark.column + 1
+
+
+def finding_at(record: Record, keys: Sequence[str | int], rule: str, message: str) -> Finding:
+    """An error about the value at ``keys`` of ``record``, located at its line and column."""
+    return Finding(record.path, *locate(record.path, keys), rule, message)
 
 
 def _child(node: Node, key: str | int) -> tuple[Node | None, Node | None]:

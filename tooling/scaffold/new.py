@@ -10,7 +10,6 @@ from typing import Any
 from tooling.errors import FieldError, UserError
 from tooling.failures.evidence import primary
 from tooling.fs.atomic import create_file
-from tooling.records.crossref import EARLIEST, LATEST, check_times
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
@@ -18,6 +17,7 @@ from tooling.records.load import parse_text
 from tooling.records.reading import decode_text
 from tooling.records.model import Record, parse_time
 from tooling.records.schema import check_record, field_errors
+from tooling.records.time_rules import EARLIEST, LATEST, check_times
 from tooling.scaffold.ids import create_next, make_folder, shown
 from tooling.scaffold.render import render
 
