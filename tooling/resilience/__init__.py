@@ -10,7 +10,8 @@
   promises for sharded (FSDP2, DTensor) state through torch.distributed.checkpoint, on every
   rank: a step is committed only once every rank's shards are durable, all ranks fall back
   together, a checkpoint reshards on load, async saves block only for staging. Its parts:
-  :mod:`~tooling.resilience.dcp_manifest` and :mod:`~tooling.resilience.dcp_shards`.
+  :mod:`~tooling.resilience.dcp_manifest`, :mod:`~tooling.resilience.dcp_shards` and
+  :mod:`~tooling.resilience.dcp_resume` (which step to resume from).
 - :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.

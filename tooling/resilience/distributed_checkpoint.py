@@ -30,14 +30,9 @@ CRC-32. A kill at any moment, of one rank or of the whole job, leaves the old ma
 one: never a named step that is half one save and half another. DCP's own fsync is off, ours
 replaces it (:func:`~tooling.resilience.saving.sync_and_checksum`: the CRC-32 hides behind it).
 
-Resume (:meth:`DistributedCheckpointManager.load_latest`): rank 0 reads the manifest and sends it
-to all; for each step, newest first, every rank verifies its share of the files (size and
-CRC-32) and one vote (:func:`~tooling.resilience.ranks.any_rank`) rejects the step on every rank
-if any file failed anywhere, so that all ranks fall back together; then DCP loads it into any
-number of ranks (its planner reshards DTensors and FSDP2 state). A rank's own ``rank_state`` (RNG
-states, its data position) is saved in its shard and given back to the rank of the same number;
-it does not reshard, so a step saved by another number of ranks with such state is refused
-(ValueError) unless ``reshard=True`` says the caller rebuilds it.
+Resume (:meth:`DistributedCheckpointManager.load_latest`): the newest step that every rank
+verifies, all ranks falling back together, resharded on load; a rank's own ``rank_state`` comes
+back to the rank of the same number (:mod:`~tooling.resilience.dcp_resume`).
 
 Async (``async_save=True``): ``save`` blocks only for the copy of the state into staging buffers
 (:func:`~tooling.resilience.saving.snapshot`, reused from save to save) and returns; DCP's
@@ -68,15 +63,15 @@ from tooling.resilience.checkpoint import hold_folder
 from tooling.resilience.dcp_manifest import (MANIFEST, StepEntry, check_folder, is_temporary, read_steps,
                                              rebuild_steps, retired_folder, shard_intact, step_folder,
                                              temporary_folder, write_steps)
+from tooling.resilience.dcp_resume import committed_steps, load_newest
 from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, ShardWriter, Stager, durable, failure,
-                                           load_agreed, with_rank_state)
-from tooling.resilience.manifest import Entry, manifest_state, set_aside_manifest
-from tooling.resilience.ranks import any_rank, from_rank_zero, gather_at_rank_zero, rank_and_world
+                                           with_rank_state)
+from tooling.resilience.manifest import Entry, set_aside_manifest
+from tooling.resilience.ranks import from_rank_zero, gather_at_rank_zero, rank_and_world
 from tooling.resilience.saving import CheckpointSaveError, free_space, mib, retire, unlink_all
 
 __all__ = ["CheckpointSaveError", "DistributedCheckpointManager", "ModelAndOptimizer", "Resumed"]
 
-_RETRIES = 5  # loads retried when a writer job rotated the verified step away meanwhile
 # One process without a process group is a case this manager means, not a mistake to warn about.
 warnings.filterwarnings("ignore", message="torch.distributed is disabled, unavailable or uninitialized")
 
@@ -105,8 +100,7 @@ class DistributedCheckpointManager:
     def entries(self) -> list[StepEntry]:
         """The committed steps (read by this process now), oldest first; when the manifest is
         missing or unreadable, the step folders whose DCP metadata is complete."""
-        found = read_steps(self.directory)
-        return rebuild_steps(self.directory) if found is None else found
+        return committed_steps(self.directory)
 
     def verify(self, entry: StepEntry) -> bool:
         """Whether every file of ``entry`` has its recorded size and CRC-32 (this process alone)."""
@@ -227,26 +221,7 @@ class DistributedCheckpointManager:
         ``dcp.load``), on every rank together; None when no step does. ``reshard=True`` loads a
         step saved by another number of ranks with per-rank state, without that state."""
         self.wait()
-        rank, world = rank_and_world()
-        for attempt in range(_RETRIES + 1):
-            before, entries = from_rank_zero((manifest_state(self.directory, MANIFEST), self.entries)
-                                             if rank == 0 else None)
-            for entry in reversed(entries):
-                folder = self.directory / entry.folder
-                # each rank checks its share of the files; one vote: all ranks skip it, or none
-                if any_rank(not all(shard_intact(folder, shard) for shard in entry.shards[rank::world])):
-                    continue
-                resumed = load_agreed(folder, entry, state, rank, world, reshard=reshard)
-                if isinstance(resumed, Resumed):
-                    return resumed
-                moved = from_rank_zero(manifest_state(self.directory, MANIFEST) != before if rank == 0 else None)
-                if moved and attempt < _RETRIES:
-                    break  # a writer job rotated it away meanwhile: read its new manifest
-                raise ValueError(f"{folder}: step {entry.step} verifies but does not load into the state "
-                                 f"given ({resumed})")
-            else:
-                return None
-        return None
+        return load_newest(self.directory, state, reshard=reshard)
 
     def close(self) -> None:
         """Finish an async save, then give up the lock and the staging buffers."""
