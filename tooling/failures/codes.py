@@ -20,7 +20,11 @@ from typing import Callable
 from tooling.failures.engine import Matcher
 from tooling.failures.signatures import normalise, without_prefix
 
-_XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b", re.IGNORECASE)
+# the driver also names an Xid when it recovers its channels from it, without the word "Xid":
+# "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79."
+_XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b"
+                  r"|\bRC all channels for critical error\s+([0-9]{1,4})\b", re.IGNORECASE)
+_XID_MARKS = ("xid", "critical error")
 # errno names (ENOSPC) are upper case: matching them case-sensitively skips every word that
 # merely starts with an "e" ("error", "eval"), which was most of this pattern's cost
 _ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|(?-i:\b(E[A-Z]{2,12})\b)", re.IGNORECASE)
@@ -172,7 +176,7 @@ def identifying(text: str, *, messages: bool = True) -> dict[str, tuple[int, ...
     recognising a line needs, at a fraction of the cost of :func:`codes`. Without ``messages``,
     only codes written as codes (``[Errno 28]``, ``ENOSPC``), not an errno's message."""
     lower = text.lower()
-    return {"xid": _when(("xid",), lower, lambda: [int(m.group(1)) for m in _XID.finditer(text)]),
+    return {"xid": _when(_XID_MARKS, lower, lambda: [int(m.group(1) or m.group(2)) for m in _XID.finditer(text)]),
             "errno": _unique(_errnos(text, messages=messages))
             if messages or "errno" in lower or ERRNO_NAME.search(text) else (),
             "exit": _when(("exit",), lower, lambda: _exits(text))}
