@@ -237,6 +237,14 @@ def test_deepspeeds_launcher_reporting_a_killed_rank_is_the_host_oom(tmp_path: P
     assert (draft["failure_mode"], draft["codes"], draft["signatures"]) == ("host.oom-killed", ["exit 137"], [killed])
 
 
+def test_an_xid_the_driver_names_only_as_a_critical_error_is_scanned_by_its_number(tmp_path: Path) -> None:
+    # the GSP driver recovering its channels says which Xid without the word: 48 is a double-bit ECC error
+    line = "[ 12.5] NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 48."
+    (tmp_path / "dmesg.log").write_text(f"step 1 ok\n{line}\nstep 2 ok\n")
+    (draft,) = scan_json("dmesg.log", cwd=tmp_path)
+    assert (draft["failure_mode"], draft["codes"], draft["signatures"]) == ("gpu.hbm-ecc", ["Xid 48"], [line])
+
+
 LINE_CONTEXTS = [
     # line, its time (ISO, or None), host, rank
     ("2026-11-02T03:14:00.123+09:00 node042 kernel: NVRM: Xid 79", "2026-11-02T03:14:00.123000+09:00", "node042", None),

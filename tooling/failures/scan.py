@@ -58,7 +58,7 @@ class ScanResult:
 
 # Lines that carry a code a mode may own (Xid 48, [Errno 122], exit code 137) whatever their
 # words: recognise() decides from the code, and drops the line when no mode owns it.
-CARRIERS = (r"\bxid\b", r"errno", r"exit ?(code|status)|exitcode|exit(s|ed) with")
+CARRIERS = (r"\bxid\b", r"rc all channels for critical error", r"errno", r"exit ?(code|status)|exitcode|exit(s|ed) with")
 ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
 
 
