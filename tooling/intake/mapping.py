@@ -24,10 +24,9 @@ from tooling.intake.dates import DateRules
 from tooling.intake.values import key
 from tooling.records.findings import Finding
 from tooling.records.load import load_file
-from tooling.records.locate import locate
+from tooling.records.locate import Keys, locate
 from tooling.records.schema import describe, field_errors
 
-Keys = list[str | int]
 # A record every value is tried in: the errors that name the field are that value's.
 _PROBE = {"kind": "incident", "id": "INC-0000", "title": "probe title", "status": "open", "severity": "unknown",
           "symptom": "other", "layer": "unknown", "detected_at": "2022", "scope": "cluster", "cluster": "probe"}

@@ -16,11 +16,10 @@ from typing import Any, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
-from tooling.records.locate import locate
+from tooling.records.locate import Keys, locate
 from tooling.records.model import Record
 from tooling.records.overlays import Items, Shape, key_of, pair, translatable
 
-Keys = list[str | int]
 
 
 class _Walk:
