@@ -125,6 +125,16 @@ def test_a_record_that_says_its_failure_is_back_repeats_the_latest_one_of_its_pl
         "('very similar'); the record says it happened before ('재발')")}
 
 
+def test_a_record_that_names_the_incident_it_repeats_by_id_repeats_that_one() -> None:
+    records = [
+        _incident(1, title="NCCL hang in all-reduce", run="a"),
+        _incident(2, title="NCCL hang in all-reduce", run="b"),
+        _incident(3, title="Hung in the all-reduce again", notes="The same as INC-0001, on another node.", run="b"),
+        _incident(4, title="Same hang as INC-0099", run="c"),  # no such incident: nothing to link to
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0003"], ["INC-0002"], ["INC-0004"]]
+
+
 def test_error_lines_alike_but_for_a_word_are_one_failure() -> None:
     lr = "AnnealingLR: class input value 1e-05 and checkpointvalue 3e-05 for {} do not match"
     records = [

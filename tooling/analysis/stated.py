@@ -1,18 +1,20 @@
 """Repeats a record says it is, in words: "NCCL timeout again", "failed the same way as exp 2".
 
 Logbooks seldom fill in ``repeat_of``; their authors write that a failure is back. Such a record
-repeats the latest earlier incident of the same place (its run, or its cluster) that shows the
-same failure: the same primary failure mode, or, where no earlier incident there has that mode,
-the same symptom ("the same glitch" of a divergence whose first entry named no mode). Words never
-outweigh evidence: two incidents whose keys differ (Xid 79 and Xid 48) stay apart whatever their
-titles say, and ``not_repeat_of`` still wins (see :mod:`tooling.analysis.repeats`).
+repeats the earlier incident it names by id ("the same hang as INC-0042"), else the latest
+earlier incident of the same place (its run, or its cluster) that shows the same failure: the
+same primary failure mode, or, where no earlier incident there has that mode, the same symptom
+("the same glitch" of a divergence whose first entry named no mode). Words never outweigh
+evidence: two incidents whose keys differ (Xid 79 and Xid 48) stay apart whatever their titles
+say, and ``not_repeat_of`` still wins (see :mod:`tooling.analysis.repeats`).
 
-Only the title, keywords and root cause are read: notes weigh hypotheses and quote other threads.
+The words are read in the title, keywords and root cause only (notes weigh hypotheses and quote
+other threads); an incident's id in the notes too.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from typing import Any
 
 from tooling.analysis.identity import Identity
@@ -33,6 +35,7 @@ _RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online
                        r"|re-?ran|rerun|re-?submit(s|ted|ting)?|submit(s|ted|ting)?|re-?launch(es|ed|ing)?|launch(es|ed|ing)?"
                        r"|run|ran|check(s|ed|ing)?)\s+again\b", re.IGNORECASE)
 _NO_SYMPTOM = ("other", "unknown")
+_INCIDENT_ID = re.compile(r"\bINC-[0-9]{4,}\b")
 
 
 def stated_phrase(data: dict[str, Any]) -> str | None:
@@ -44,19 +47,28 @@ def stated_phrase(data: dict[str, Any]) -> str | None:
     return None
 
 
+def named_earlier(data: dict[str, Any], earlier: Container[str]) -> str | None:
+    """The first earlier incident a record names by its id ("same hang as INC-0042"), or None."""
+    texts = [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", "")),
+             str(data.get("notes", ""))]
+    return next((m for text in texts if "INC-" in text for m in _INCIDENT_ID.findall(text)
+                 if m != data.get("id") and m in earlier), None)
+
+
 def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -> Iterator[tuple[str, str, str]]:
     """(incident, the earlier incident it says it repeats, the words that say so), in one pass
     over ``views`` in detection order: the latest incident of each place and mode, and of each
-    place and symptom, is all that is kept."""
+    place and symptom, is all that is kept, besides the ids seen."""
     by_mode: dict[tuple[str, str], str] = {}
     by_symptom: dict[tuple[str, str], str] = {}
+    seen: set[str] = set()
     for view in views:
         identity, where = identities[view.id], view.where
         mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
         symptom = str(view.data.get("symptom"))
         phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
-            earlier = by_mode.get((where, mode)) if mode else None
+            earlier = named_earlier(view.data, seen) or (by_mode.get((where, mode)) if mode else None)
             if earlier is None and symptom not in _NO_SYMPTOM:
                 earlier = by_symptom.get((where, symptom))
             if earlier is not None and _compatible(identity, identities[earlier]):
@@ -64,6 +76,7 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
         if mode:
             by_mode[(where, mode)] = view.id
         by_symptom[(where, symptom)] = view.id
+        seen.add(view.id)
 
 
 def stated_earlier(target: IncidentView, views: list[IncidentView],
@@ -75,10 +88,12 @@ def stated_earlier(target: IncidentView, views: list[IncidentView],
         return None
     mine, symptom = identify(target), str(target.data.get("symptom"))
     mode = mine.mode.id if mine.mode is not None and not mine.mode.generic else None
-    before = [v for v in reversed(views) if (v.detected, v.id) < (target.detected, target.id) and v.where == target.where]
+    older = {v.id: v for v in views if (v.detected, v.id) < (target.detected, target.id)}
+    before = [v for v in reversed(older.values()) if v.where == target.where]
     same_mode = (v for v in before if mode and (m := identify(v).mode) is not None and m.id == mode)
     same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and str(v.data.get("symptom")) == symptom)
-    earlier = next(same_mode, None) or next(same_symptom, None)
+    named = named_earlier(target.data, older)
+    earlier = older[named] if named else next(same_mode, None) or next(same_symptom, None)
     return (earlier.id, phrase) if earlier is not None and _compatible(mine, identify(earlier)) else None
 
 
