@@ -10,6 +10,8 @@ import torch
 
 from tooling.resilience.ranks import any_rank, released, shutdown
 
+ROOT = Path(__file__).resolve().parents[1]
+
 VOTER = """
 import sys
 from pathlib import Path
@@ -43,6 +45,25 @@ def test_a_flag_raised_on_one_rank_stops_every_rank_at_the_same_vote(tmp_path: P
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
          str(tmp_path)],
         capture_output=True, text=True, timeout=120,
-        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stdout + result.stderr
     assert [(tmp_path / f"rank-{rank}.txt").read_text() for rank in (0, 1)] == ["37", "37"]
+
+
+EXITER = """
+import atexit, sys
+from pathlib import Path
+from tooling.resilience.ranks import exit_rank
+atexit.register(lambda: Path(sys.argv[1]).write_text("the interpreter's teardown ran"))
+print("trained to step 3")  # left in the buffer: stdout is a pipe here
+print("a warning", file=sys.stderr)
+exit_rank(3)
+"""
+
+
+def test_exit_rank_skips_the_teardown_and_keeps_the_exit_status_and_output(tmp_path: Path) -> None:
+    marker = tmp_path / "teardown.txt"
+    result = subprocess.run([sys.executable, "-c", EXITER, str(marker)], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONUNBUFFERED": "", "PYTHONPATH": str(ROOT)})
+    assert (result.returncode, result.stdout, result.stderr) == (3, "trained to step 3\n", "a warning\n")
+    assert not marker.exists()  # the teardown is what a gloo worker thread can abort

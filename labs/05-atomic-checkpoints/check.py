@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -101,12 +102,33 @@ def check_naive(kills: int, rng: random.Random) -> int:
     return corrupt
 
 
-def torchrun(out: Path, ranks: int, *options: str) -> subprocess.Popen[bytes]:
-    """Start train_distributed.py under torchrun, its output in out/torchrun.log."""
+def torchrun(out: Path, ranks: int, *options: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start train_distributed.py under torchrun, its output in out/torchrun.log; also each rank's
+    own stdout and stderr, in the folder returned (read when a rank fails)."""
+    logs = out / "logs" / str(len(list(out.glob("logs/*"))))  # one folder per start
     with open(out / "torchrun.log", "ab") as log:
         return subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                 f"--nproc_per_node={ranks}", str(DISTRIBUTED), "--out", str(out), *options],
-                                stdout=log, stderr=subprocess.STDOUT)
+                                 f"--nproc_per_node={ranks}", "--log-dir", str(logs), "--tee", "3",
+                                 str(DISTRIBUTED), "--out", str(out), *options],
+                                stdout=log, stderr=subprocess.STDOUT), logs
+
+
+# One failed rank in torchrun's error summary: "rank : 2 (local_rank: 2)", "exitcode : -6 (pid: 9) (SIGABRT)"
+FAILED_RANK = re.compile(r"rank\s*: (\d+) \(local_rank: (\d+)\)\s*exitcode\s*: (-?\d+) \(pid: \d+\)[ \t]*(\(\w+\))?")
+
+
+def why_failed(code: int, summary: str, logs: Path) -> str:
+    """Which rank failed first and how (torchrun's error summary lists it last, as the root cause),
+    the others, and the end of that rank's stderr."""
+    failed = FAILED_RANK.findall(summary)
+    if not failed:
+        return f"torchrun exited {code}; its output ends:\n{summary[-2000:]}"
+    rank, local, status, signal_name = failed[-1]
+    others = "; ".join(f"rank {r}: exit code {c} {n}".rstrip() for r, _, c, n in failed[:-1])
+    stderr = b"".join(p.read_bytes() for p in logs.glob(f"*/attempt_*/{local}/stderr.log"))
+    return (f"torchrun exited {code}: rank {rank} failed first, exit code {status} {signal_name}".rstrip()
+            + (f" (then {others})" if others else "")
+            + f"; the end of rank {rank}'s stderr:\n{stderr.decode(errors='replace')[-2000:]}")
 
 
 def resumed(out: Path, seen: int, ranks: int, job: subprocess.Popen[bytes]) -> tuple[dict[int, int], dict[int, int]]:
@@ -138,15 +160,17 @@ def committed(folder: Path) -> int:
 def kill_one_rank_mid_save(out: Path, newest: int, rng: random.Random) -> bool:
     """Start 4 ranks, SIGKILL one of them while a save is in flight; whether it was still in flight."""
     seen = log_length(out)
-    job = torchrun(out, 4)
+    job, _ = torchrun(out, 4)
     steps, pids = resumed(out, seen, 4, job)
     assert set(steps.values()) == {newest}, f"expected every rank to resume from step {newest}: {steps}"
     handles = {rank: os.pidfd_open(pid) for rank, pid in pids.items()}  # never a recycled PID
-    target = out / "checkpoints" / f".step-{newest + rng.randint(2, 3):08d}.tmp"  # past a committed step or two
+    first = newest + rng.randint(2, 3)  # past a committed step or two
     deadline = time.monotonic() + 120
-    while not target.exists():  # that save is in flight
-        assert job.poll() is None and time.monotonic() < deadline, f"no save of {target.name} began"
+    # any save from that step on: under load this loop can sleep through the whole save of one step
+    while not (saving := [p for p in (out / "checkpoints").glob(".step-*.tmp") if int(p.name[6:14]) >= first]):
+        assert job.poll() is None and time.monotonic() < deadline, f"no save of step {first} or later began"
         time.sleep(0.002)
+    target = saving[0]
     time.sleep(rng.uniform(0, 0.05))
     signal.pidfd_send_signal(handles[rng.randrange(4)], signal.SIGKILL)
     in_flight = target.exists()
@@ -158,13 +182,16 @@ def kill_one_rank_mid_save(out: Path, newest: int, rng: random.Random) -> bool:
     return in_flight
 
 
-def run_to_end(out: Path, ranks: int, steps: int, *options: str) -> tuple[int, dict[int, int]]:
-    """One start to its end: torchrun's exit status and the step each rank resumed from."""
-    seen = log_length(out)
-    job = torchrun(out, ranks, "--steps", str(steps), *options)
+def run_to_end(out: Path, ranks: int, steps: int, *options: str) -> tuple[str | None, dict[int, int]]:
+    """One start to its end: why it failed (None when torchrun exited 0) and the step each rank
+    resumed from."""
+    output = out / "torchrun.log"
+    seen, start = log_length(out), output.stat().st_size if output.exists() else 0
+    job, logs = torchrun(out, ranks, "--steps", str(steps), *options)
     code = job.wait(timeout=300)
     lines = [line.split() for line in (out / "ranks.log").read_text().splitlines()[seen:] if " resumed " in line]
-    return code, {int(f[1]): int(f[5]) for f in lines}
+    summary = output.read_bytes()[start:].decode(errors="replace")  # this start's part of it
+    return (None if code == 0 else why_failed(code, summary, logs)), {int(f[1]): int(f[5]) for f in lines}
 
 
 def check_distributed(kills: int, rng: random.Random) -> None:
@@ -180,14 +207,16 @@ def check_distributed(kills: int, rng: random.Random) -> None:
         data = bytearray(shard.read_bytes())
         data[len(data) // 2] ^= 0x01
         shard.write_bytes(bytes(data))
-        code, steps = run_to_end(out, 4, newest)  # falls back, trains step newest again
-        assert code == 0 and steps == {rank: newest - 1 for rank in range(4)}, \
-            f"a flipped byte: expected every rank at step {newest - 1}, got {steps} (exit {code})"
-        code, steps = run_to_end(out, 2, newest + 1)  # per-rank state of 4 ranks, into 2: refused
+        failed, steps = run_to_end(out, 4, newest)  # falls back, trains step newest again
+        assert steps == {rank: newest - 1 for rank in range(4)}, \
+            f"a flipped byte: expected every rank to resume from step {newest - 1}, got {steps}"
+        assert failed is None, f"a flipped byte: every rank resumed from step {newest - 1}, then {failed}"
+        failed, steps = run_to_end(out, 2, newest + 1)  # per-rank state of 4 ranks, into 2: refused
         refusal = "per-rank state does not reshard: resume with 4 ranks, or pass reshard=True"
-        assert code != 0 and refusal in (out / "torchrun.log").read_text(), "4 ranks' state loaded into 2 silently"
-        code, steps = run_to_end(out, 2, newest + 1, "--reshard")
-        assert code == 0 and steps == {0: newest, 1: newest}, f"resharding 4 -> 2: {steps} (exit {code})"
+        assert failed and refusal in (out / "torchrun.log").read_text(), "4 ranks' state loaded into 2 silently"
+        failed, steps = run_to_end(out, 2, newest + 1, "--reshard")
+        assert steps == {0: newest, 1: newest}, f"resharding 4 -> 2: expected both ranks at step {newest}, got {steps}"
+        assert failed is None, f"resharding 4 -> 2: both ranks resumed from step {newest}, then {failed}"
         assert committed(folder) == newest + 1
     print(f"distributed checkpoint manager, 4 ranks under torchrun: {kills} SIGKILLs of one rank ({mid_save} "
           f"with the save still in flight): every start resumed on every rank from the newest committed step, "

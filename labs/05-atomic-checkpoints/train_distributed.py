@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import torch
@@ -29,7 +28,7 @@ from torch.distributed.fsdp import fully_shard
 
 from tooling.resilience.determinism import rng_states, set_rng_states
 from tooling.resilience.distributed_checkpoint import DistributedCheckpointManager, ModelAndOptimizer
-from tooling.resilience.ranks import shutdown
+from tooling.resilience.ranks import exit_rank
 
 STEPS = 100_000
 WIDTH = 512  # about 9 MB of weights and AdamW state over the job: a save takes long enough to be hit
@@ -97,9 +96,11 @@ def main() -> int:
     step = train(args.out, args.steps, async_save=args.async_save, reshard=args.reshard)
     if dist.get_rank() == 0:
         print(f"trained to step {step}", flush=True)
-    shutdown()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Not sys.exit: torch keeps this job's process group (and gloo's threads) alive past
+    # destroy_process_group(), so the interpreter's teardown can abort a rank that finished
+    # cleanly. exit_rank destroys the group and exits without it (tooling/resilience/ranks.py).
+    exit_rank(main())

@@ -16,8 +16,10 @@
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
 - :func:`set_determinism`: fast mode or strict debugging mode.
-- :func:`tooling.resilience.ranks.any_rank` / :func:`~tooling.resilience.ranks.shutdown`: one
-  rank's stop flag reaches every rank; a process-group teardown that cannot abort at exit.
+- :func:`tooling.resilience.ranks.any_rank` / :func:`~tooling.resilience.ranks.shutdown` /
+  :func:`~tooling.resilience.ranks.exit_rank`: one rank's stop flag reaches every rank; a
+  process-group teardown that cannot abort at exit; and for a job whose group outlives it
+  (FSDP2, torch.distributed.checkpoint), an exit without the interpreter's teardown.
 - :mod:`tooling.resilience.compare`: where two runs first diverge; reproducibility check.
 - :class:`RunReporter`: the training loop's step, loss, throughput and last verified checkpoint
   in the run record, once a minute, from a daemon thread and a writer process that never stall

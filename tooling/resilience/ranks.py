@@ -11,11 +11,22 @@ drops its reference to the last collective's tensor a moment after the caller ha
 Dropping a tensor that Python has seen needs the GIL; if the interpreter is already finalising,
 the thread is killed instead, and the whole rank aborts with "terminate called without an
 active exception" after a perfectly good save. So: wait until gloo has let go, then destroy.
+
+That wait is enough only when the caller knows every tensor of its last collectives and the group
+really goes away with destroy_process_group() (its destructor joins gloo's worker threads). A job
+with DTensors (FSDP2, torch.distributed.checkpoint) has neither: torch's DTensor caches keep a
+DeviceMesh, and through it the process group and its worker threads, alive until the interpreter's
+teardown, and the last collectives are torch's own (``broadcast_object_list`` pickles into a
+tensor that only gloo still holds when it returns). Under load a worker reaches that tensor after
+the interpreter began finalising, and the rank aborts. :func:`exit_rank` ends such a rank without
+the interpreter's teardown, which is the only part of the exit that races with those threads.
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -83,3 +94,16 @@ def shutdown(*tensors: torch.Tensor, timeout: float = 10.0) -> None:
             raise TimeoutError(f"a collective still holds its tensors after {timeout} s")
         time.sleep(0.001)
     dist.destroy_process_group()
+
+
+def exit_rank(code: int = 0) -> NoReturn:
+    """End this rank's process with exit status ``code``: :func:`shutdown`, flush stdout and
+    stderr, then ``os._exit``, skipping the interpreter's teardown (atexit handlers included).
+
+    The last call of a rank whose process group outlives :func:`shutdown` (see the module): close
+    what you opened first (files, a checkpoint manager); everything else is the kernel's to free.
+    """
+    shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)  # not sys.exit: its teardown is what a gloo worker thread aborts
