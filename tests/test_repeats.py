@@ -117,9 +117,10 @@ def test_a_record_that_says_its_failure_is_back_repeats_the_latest_one_of_its_pl
         _incident(7, title="Xid 48 again", signatures=["NVRM: Xid (PCI:0000:4b:00): 48, pid=2, DBE"]),  # codes differ
         _incident(8, title="NCCL hang again", symptom="hang", not_repeat_of=["INC-0007"]),  # a person said no
         _incident(9, title="장애 재발: 같은 증상", **diverged),  # Korean: "the failure recurred, the same symptom"
+        _incident(10, title="A divergence never seen before", **diverged, run="other"),  # says the opposite
     ]
     assert _groups(records) == [["INC-0001", "INC-0003", "INC-0004", "INC-0009"], ["INC-0002"], ["INC-0005"],
-                                ["INC-0006"], ["INC-0007"], ["INC-0008"]]
+                                ["INC-0006"], ["INC-0007"], ["INC-0008"], ["INC-0010"]]
     assert _reasons(records) == {("INC-0001", "INC-0003", "INC-0004", "INC-0009"): (
         "the record says it happened before ('the same glitch'); the record says it happened before "
         "('very similar'); the record says it happened before ('재발')")}

@@ -25,7 +25,8 @@ from tooling.analysis.incidents import IncidentView
 # "The same error" asserts identity; "a similar error" only resemblance, unless it says to what.
 _FAILURE_NOUNS = r"(failure|error|issue|problem|crash|hang|glitch|spike|symptom|bug|fault|exception|way|behaviou?r)s?"
 STATED = re.compile(
-    r"\bagain\b|\bonce more\b|\brecurr(ing|ent|ed|ence|s)?\b|\bas before\b|\b(happened|seen) before\b"
+    r"\bagain\b|\bonce more\b|\brecurr(ing|ent|ed|ence|s)?\b|\bas before\b"
+    r"|(?<!never )(?<!not )(?<!n't )\b(happened|seen) before\b"
     rf"|\b(the )?same {_FAILURE_NOUNS}\b|\bsimilar (to|way)\b|\bvery similar\b"
     r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)",
     re.IGNORECASE)
@@ -41,10 +42,8 @@ _INCIDENT_ID = re.compile(r"\bINC-[0-9]{4,}\b")
 def stated_phrase(data: dict[str, Any]) -> str | None:
     """The words by which an incident says it happened before ("again"), or None."""
     texts = [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", ""))]
-    for text in texts:
-        for match in STATED.finditer(_RECOVERY.sub(" ", text)):
-            return match.group(0)
-    return None
+    found = (STATED.search(_RECOVERY.sub(" ", text)) for text in texts)
+    return next((match.group(0) for match in found if match), None)
 
 
 def named_earlier(data: dict[str, Any], earlier: Container[str]) -> str | None:
