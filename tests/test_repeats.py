@@ -132,8 +132,10 @@ def test_a_record_that_names_the_incident_it_repeats_by_id_repeats_that_one() ->
         _incident(2, title="NCCL hang in all-reduce", run="b"),
         _incident(3, title="Hung in the all-reduce again", notes="The same as INC-0001, on another node.", run="b"),
         _incident(4, title="Same hang as INC-0099", run="c"),  # no such incident: nothing to link to
+        _incident(5, title="The same hang as INC-0006", run="d"),  # filed before the one it names
+        _incident(6, title="NCCL hang in all-reduce", run="e"),
     ]
-    assert _groups(records) == [["INC-0001", "INC-0003"], ["INC-0002"], ["INC-0004"]]
+    assert _groups(records) == [["INC-0001", "INC-0003"], ["INC-0002"], ["INC-0004"], ["INC-0005", "INC-0006"]]
 
 
 def test_error_lines_alike_but_for_a_word_are_one_failure() -> None:

@@ -1,7 +1,7 @@
 """Repeats a record says it is, in words: "NCCL timeout again", "failed the same way as exp 2".
 
 Logbooks seldom fill in ``repeat_of``; their authors write that a failure is back. Such a record
-repeats the earlier incident it names by id ("the same hang as INC-0042"), else the latest
+repeats the incident it names by id ("the same hang as INC-0042"), else the latest
 earlier incident of the same place (its run, or its cluster) that shows the same failure: the
 same primary failure mode, or, where no earlier incident there has that mode, the same symptom
 ("the same glitch" of a divergence whose first entry named no mode). Words never outweigh
@@ -46,28 +46,29 @@ def stated_phrase(data: dict[str, Any]) -> str | None:
     return next((match.group(0) for match in found if match), None)
 
 
-def named_earlier(data: dict[str, Any], earlier: Container[str]) -> str | None:
-    """The first earlier incident a record names by its id ("same hang as INC-0042"), or None."""
+def named_incident(data: dict[str, Any], known: Container[str]) -> str | None:
+    """The first other incident a record names by its id ("same hang as INC-0042"), or None;
+    earlier or not (dates filed later can put it after this one)."""
     texts = [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", "")),
              str(data.get("notes", ""))]
     return next((m for text in texts if "INC-" in text for m in _INCIDENT_ID.findall(text)
-                 if m != data.get("id") and m in earlier), None)
+                 if m != data.get("id") and m in known), None)
 
 
 def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -> Iterator[tuple[str, str, str]]:
     """(incident, the earlier incident it says it repeats, the words that say so), in one pass
     over ``views`` in detection order: the latest incident of each place and mode, and of each
-    place and symptom, is all that is kept, besides the ids seen."""
+    place and symptom, is all that is kept."""
     by_mode: dict[tuple[str, str], str] = {}
     by_symptom: dict[tuple[str, str], str] = {}
-    seen: set[str] = set()
+    known = {view.id for view in views}
     for view in views:
         identity, where = identities[view.id], view.where
         mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
         symptom = str(view.data.get("symptom"))
         phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
-            earlier = named_earlier(view.data, seen) or (by_mode.get((where, mode)) if mode else None)
+            earlier = named_incident(view.data, known) or (by_mode.get((where, mode)) if mode else None)
             if earlier is None and symptom not in _NO_SYMPTOM:
                 earlier = by_symptom.get((where, symptom))
             if earlier is not None and _compatible(identity, identities[earlier]):
@@ -75,7 +76,6 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
         if mode:
             by_mode[(where, mode)] = view.id
         by_symptom[(where, symptom)] = view.id
-        seen.add(view.id)
 
 
 def stated_earlier(target: IncidentView, views: list[IncidentView],
@@ -87,12 +87,12 @@ def stated_earlier(target: IncidentView, views: list[IncidentView],
         return None
     mine, symptom = identify(target), str(target.data.get("symptom"))
     mode = mine.mode.id if mine.mode is not None and not mine.mode.generic else None
-    older = {v.id: v for v in views if (v.detected, v.id) < (target.detected, target.id)}
-    before = [v for v in reversed(older.values()) if v.where == target.where]
+    every = {v.id: v for v in views}
+    before = [v for v in reversed(views) if (v.detected, v.id) < (target.detected, target.id) and v.where == target.where]
     same_mode = (v for v in before if mode and (m := identify(v).mode) is not None and m.id == mode)
     same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and str(v.data.get("symptom")) == symptom)
-    named = named_earlier(target.data, older)
-    earlier = older[named] if named else next(same_mode, None) or next(same_symptom, None)
+    named = named_incident(target.data, every)
+    earlier = every[named] if named else next(same_mode, None) or next(same_symptom, None)
     return (earlier.id, phrase) if earlier is not None and _compatible(mine, identify(earlier)) else None
 
 
