@@ -204,3 +204,18 @@ def test_output_that_cannot_be_written_does_not_claim_nothing_changed(repo: Path
                                  "--run", "demo-7b", "--severity", "sev3", "--symptom", "hang", "--layer", "unknown"],
                                 cwd=repo, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
     assert (result.returncode, result.stderr) == (1, "tooling: error: no space left on device while writing the output\n")
+
+
+def test_job_refuses_a_trainer_that_does_not_exist_before_recording_a_start(repo: Path) -> None:
+    """The start was written, then the command failed: a start with no end in the run's timeline."""
+    before = snapshot(repo)
+    result = tooling("job", "demo-7b", "--", "no-such-trainer", "--lr", "1", cwd=repo, env={"SLURM_JOB_ID": "4242"})
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("tooling: error: COMMAND: 'no-such-trainer' is not an executable on PATH or a path to "
+                             "one; expected the trainer after --, e.g. tooling job RUN -- python train.py\n")
+    assert snapshot(repo) == before
+
+
+def test_job_outside_slurm_reports_a_trainer_killed_by_sigkill_as_a_shell_does(repo: Path) -> None:
+    result = tooling("job", "demo-7b", "--", "sh", "-c", "kill -9 $$", cwd=repo, env={"SLURM_JOB_ID": ""})
+    assert result.returncode == 128 + 9, result.stderr  # was 247: Popen's -9 taken modulo 256

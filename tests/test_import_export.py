@@ -490,3 +490,50 @@ def test_the_mapping_schema_is_valid_described_and_offers_every_field_the_import
     assert all(s.get("description") for s in sections)
     assert all(spec.get("description") for s in sections for spec in s.get("properties", {}).values())
     assert all(d.get("description") for d in schema["$defs"].values())
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("/dev/zero", "tooling: error: /dev/zero:1:1: [not-a-file] not a regular file (a folder, FIFO or device); "
+                  "expected a logbook file (CSV, JSONL or a markdown table)\n"),
+    (".", "tooling: error: .:1:1: [not-a-file] not a regular file (a folder, FIFO or device); "
+          "expected a logbook file (CSV, JSONL or a markdown table)\n"),
+])
+def test_a_device_or_a_folder_is_refused_before_it_is_read(history: Path, name: str, message: str) -> None:
+    """/dev/zero was read until the kernel killed the import for its memory."""
+    before = snapshot(history)
+    result = tooling("import", name, "--format", "csv", *LOGBOOK[1:], cwd=history, timeout=30)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", message)
+    assert snapshot(history) == before
+
+
+def test_a_bad_byte_after_a_bom_is_named_where_it_is(history: Path) -> None:
+    """The byte and column counted from the text, not from the bytes after the BOM (was 0x50 at 2:45)."""
+    header = (history / "ops-logbook.csv").read_bytes().splitlines()[0]
+    (history / "latin.csv").write_bytes(header + b"\nR-101,2022-03-02,,done,P1,7B main,Hardware,GPU \xff died\n")
+    before = snapshot(history)
+    result = _import(history, "latin.csv", "--mapping", "ops-logbook.mapping.yaml")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == ("tooling: error: latin.csv:2:48: [not-utf8] invalid UTF-8 byte 0xff; expected UTF-8 text "
+                             "(save the file as UTF-8)\n")
+    assert snapshot(history) == before
+
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf\r\n\r\n"])
+def test_an_empty_csv_says_so_instead_of_every_mapped_column_missing(history: Path, content: bytes) -> None:
+    (history / "empty.csv").write_bytes(content)
+    before = snapshot(history)
+    result = _import(history, "empty.csv", "--mapping", "ops-logbook.mapping.yaml")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == ("tooling: error: empty.csv:1:1: [empty-file] no header row (the file is empty or only "
+                             "blank lines); expected CSV with a header row naming the columns\n")
+    assert snapshot(history) == before
+
+
+def test_export_to_dash_writes_standard_output_not_a_file_named_dash(history: Path) -> None:
+    assert _import(history, *LOGBOOK).returncode == 0
+    before = snapshot(history)
+    result = tooling("export", "--jsonl", "-o", "-", cwd=history)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == tooling("export", "--jsonl", cwd=history).stdout
+    assert len(result.stdout.splitlines()) == 24
+    assert snapshot(history) == before

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from support import CORPUS, tooling
+from support import CORPUS, snapshot, tooling
 
 REVIEW = CORPUS / "review"
 EXPECTED = yaml.safe_load((REVIEW / "expected.yaml.txt").read_text())
@@ -117,3 +119,30 @@ def test_validation_warns_about_a_draft_left_too_long(tmp_path: Path) -> None:
                         r"its incidents were resolved; expected it reviewed within 14 days \(tooling review "
                         r"--submit, then --approve\)\n", result.stdout)
     assert tooling("validate", "--strict", cwd=root).returncode == 1
+
+
+def test_approvals_at_once_are_decided_on_the_file_under_its_lock(tmp_path: Path) -> None:
+    """Each approval read 'in-review' before taking the lock: three said 'approved by rN' and the
+    file named one of them. Now the first approves and the others see 'reviewed'."""
+    root = _copy(tmp_path)
+    path = root / "incidents" / "PM-0001.yaml"
+    path.write_text(path.read_text().replace("status: reviewed", "status: in-review", 1))
+    names = [f"r{n}" for n in range(4)]
+    runs = [subprocess.Popen([sys.executable, "-m", "tooling", "review", "PM-0001", "--approve", "--reviewer", name],
+                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for name in names]
+    results = [(run.wait(timeout=120), run.stderr.read()) for run in runs]  # type: ignore[union-attr]
+    approved = [name for name, (code, err) in zip(names, results) if code == 0]
+    assert len(approved) == 1, results
+    assert yaml.safe_load(path.read_text())["reviewers"] == ["Bruno", approved[0]]
+    assert sorted(err for code, err in results if code != 0) == 3 * [
+        "tooling: error: PM-0001 is reviewed; expected it in-review (draft -> in-review with --submit, "
+        "in-review -> reviewed with --approve)\n"]
+
+
+def test_a_reviewer_without_approve_is_refused_not_dropped(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    before = snapshot(root)
+    result = tooling("review", "PM-0001", "--submit", "--reviewer", "Zoe", cwd=root)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "tooling: error: --reviewer: only with --approve; expected --approve --reviewer NAME\n"
+    assert snapshot(root) == before

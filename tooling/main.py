@@ -151,7 +151,7 @@ def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
 
     export = sub.add_parser("export", parents=[common], help="write every incident as one JSON object per line")
     export.add_argument("--jsonl", action="store_true", required=True, help="JSON Lines (the only format so far)")
-    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="(default: standard output)")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="(default, or -: standard output)")
 
 
 def _site(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -36,6 +36,8 @@ def _special(output: Path) -> bool:
 
 
 def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
+    if output == Path("-"):  # `-o -`: standard output, as the help's default says; never a file named '-'
+        output = None
     if output is not None:
         _refuse_a_record(root, output)
     text, count = export_jsonl(root, now=now)

@@ -4,10 +4,12 @@ the Prolog and Epilog an admin installs (see :mod:`tooling.slurm.hooks`)."""
 from __future__ import annotations
 
 import argparse
+import shutil
 from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UsageError
+from tooling.records.findings import excerpt
 
 
 def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
@@ -24,6 +26,9 @@ def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
         return run_hook(args.hook, root=root, run=args.run, clock=clock)
     if not command:
         raise UsageError("COMMAND: missing; expected the trainer after --, e.g. tooling job RUN -- python train.py")
+    if shutil.which(command[0]) is None:  # refused before the job's start is recorded: no start without an end
+        raise UsageError(f"COMMAND: {excerpt(command[0])} is not an executable on PATH or a path to one; "
+                         "expected the trainer after --, e.g. tooling job RUN -- python train.py")
     from tooling.slurm.wrap import run_job
     return run_job(command, root=root, run=args.run, log=args.log, clock=clock)
 

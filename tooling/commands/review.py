@@ -9,9 +9,11 @@ from pathlib import Path
 from tooling.analysis import Analysis, PostmortemView
 from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
-from tooling.records.edit import set_fields
+from tooling.records.edit import edited_text, rewrite
 from tooling.records.findings import Finding, excerpt
+from tooling.records.load import parse_text
 from tooling.records.locate import locate, locate_text
+from tooling.records.model import Record
 from tooling.workspace import load_analysis
 
 DONE = {"submit": "submitted for review", "approve": "approved"}
@@ -33,8 +35,27 @@ def _postmortem(analysis: Analysis, postmortem_id: str) -> PostmortemView:
     return found
 
 
+def _transition(pm: PostmortemView, action: str, reviewers: list[str], *, universe: list[Record],
+                now: datetime) -> None:
+    """Decided on the file as it is under the record's lock, not as it was read for the review:
+    of two approvals at once, the second sees 'reviewed' and is refused, instead of replacing
+    the first one's reviewers with its own."""
+    path = pm.record.path
+
+    def change(text: str) -> str:
+        try:
+            changes = transition(parse_text(path, text).data, action, reviewers=reviewers, today=now.date())
+        except TransitionError as exc:
+            raise UserError(f"{pm.id} is {exc.status}; expected it {exc.expected} "
+                            "(draft -> in-review with --submit, in-review -> reviewed with --approve)") from None
+        return edited_text(text, changes, now=now)
+    rewrite(Path(path), change, universe=universe, now=now)
+
+
 def review_command(postmortem_id: str, *, root: Path, now: datetime, action: str | None,
                    reviewers: list[str] | None) -> int:
+    if reviewers and action != "approve":  # else the names would be dropped without a word
+        raise UsageError("--reviewer: only with --approve; expected --approve --reviewer NAME")
     if action == "approve" and not reviewers:
         raise UsageError("--approve needs at least one --reviewer NAME")
     analysis = load_analysis(root, now=now)
@@ -48,12 +69,7 @@ def review_command(postmortem_id: str, *, root: Path, now: datetime, action: str
     if action is None:
         print(f"{pm.id}: complete and blameless (status: {pm.data['status']})", file=sys.stderr)
         return 0
-    try:
-        changes = transition(pm.data, action, reviewers=reviewers or [], today=now.date())
-    except TransitionError as exc:
-        raise UserError(f"{pm.id} is {exc.status}; expected it {exc.expected} "
-                        "(draft -> in-review with --submit, in-review -> reviewed with --approve)") from None
-    set_fields(Path(pm.record.path), changes, universe=analysis.records, now=now)
+    _transition(pm, action, reviewers or [], universe=analysis.records, now=now)
     done = DONE[action] + (f" by {', '.join(reviewers or [])}" if action == "approve" else "")
     print(f"{pm.id}: {done}", file=sys.stderr)
     return 0

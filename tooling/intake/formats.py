@@ -9,6 +9,7 @@ an error fixed in a minute. Markdown: a GitHub pipe table (``\\|`` is a pipe ins
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -18,11 +19,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from tooling.errors import UsageError, UserError
+from tooling.records.findings import Finding
+from tooling.records.reading import position, read_regular
 
 EXTRA = "(extra cells)"  # cells beyond the header: kept in notes, never silently dropped
 SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
             ".md": "markdown", ".markdown": "markdown"}
 MAX_ERRORS = 20
+MAX_BYTES = 64 << 20  # 100,000 incidents are about 50 MB: anything larger is not a logbook
 
 
 @dataclass(frozen=True)
@@ -58,14 +62,24 @@ def read_table(path: Path, fmt: str, *, prefer: Iterable[str] = ()) -> Table:
 
 
 def _text(path: Path) -> str:
-    data = path.read_bytes()
+    """The logbook's text; a folder, a device (/dev/zero would be read for ever) or a file too
+    large is refused before anything is read into memory."""
+    raw = read_regular(str(path), MAX_BYTES)
+    if isinstance(raw, Finding):
+        if raw.rule == "not-a-file":
+            raise UserError(f"{path}:1:1: [not-a-file] not a regular file (a folder, FIFO or device); "
+                            "expected a logbook file (CSV, JSONL or a markdown table)")
+        raise UserError(raw.format())
+    if len(raw) > MAX_BYTES:
+        raise UserError(f"{path}:1:1: [file-too-large] file is larger than {MAX_BYTES >> 20} MiB; "
+                        "expected a logbook of at most that size (split it and import each part)")
+    data = raw.removeprefix(codecs.BOM_UTF8)  # so that a bad byte's position counts from the text
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         before = data[: exc.start].decode("utf-8", errors="replace")
-        line = before.count("\n") + 1
-        col = len(before) - (before.rfind("\n") + 1) + 1
-        raise UserError(f"{path}:{line}:{col}: invalid UTF-8 byte 0x{data[exc.start]:02x}; "
+        line, col = position(before, len(before))
+        raise UserError(f"{path}:{line}:{col}: [not-utf8] invalid UTF-8 byte 0x{data[exc.start]:02x}; "
                         "expected UTF-8 text (save the file as UTF-8)") from None
 
 
@@ -99,7 +113,10 @@ def _csv(path: Path, text: str) -> Table:
                 table.rows.append(Row(start, _cells(table.columns, cells)))
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.line_num}: {exc}; expected CSV with a header row") from None
-    return table or Table([], {})
+    if table is None:  # else every mapped column would be reported missing from an empty header
+        raise UserError(f"{path}:1:1: [empty-file] no header row (the file is empty or only blank lines); "
+                        "expected CSV with a header row naming the columns")
+    return table
 
 
 def _header(path: Path, names: list[str], line: int) -> Table:

@@ -18,8 +18,9 @@ def position(text: str, index: int) -> tuple[int, int]:
     return line, col
 
 
-def _read_regular(path: str) -> bytes | Finding:
-    """The first bytes of a regular file; a FIFO or device is refused, never waited on."""
+def read_regular(path: str, limit: int = MAX_FILE_BYTES) -> bytes | Finding:
+    """The first ``limit`` + 1 bytes of a regular file (one more than allowed, so that the caller
+    can tell a file over the limit); a FIFO or device is refused, never waited on or read for ever."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -33,7 +34,7 @@ def _read_regular(path: str) -> bytes | Finding:
         return wrong
     with os.fdopen(fd, "rb") as handle:
         try:
-            return handle.read(MAX_FILE_BYTES + 1)
+            return handle.read(limit + 1)
         except OSError as exc:
             return Finding(path, 1, 1, "unreadable", f"cannot read file: {exc.strerror}")
 
@@ -55,7 +56,7 @@ def character_finding(path: str, text: str) -> Finding | None:
 
 def read_text(path: str) -> tuple[str | None, Finding | None]:
     """File text, or the finding that explains why it cannot be read as a record."""
-    raw = _read_regular(path)
+    raw = read_regular(path)
     if isinstance(raw, Finding):
         return None, raw
     return decode_text(path, raw)

@@ -86,7 +86,7 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
     job = job or Job.from_environment()
     if job is None:
         recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
-        return subprocess.call(command)
+        return exit_status(subprocess.call(command))  # a trainer killed by SIGKILL: 137, as inside a job
     restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
     recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
     received: list[str] = []
