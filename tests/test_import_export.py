@@ -1,14 +1,22 @@
 """tooling import (a team's logbook in: CSV, JSONL, markdown; every guess named) and tooling export."""
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
+import subprocess
+import sys
+from datetime import datetime
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from support import CORPUS, snapshot, tooling
+from tooling.commands.import_history import import_command
+from tooling.errors import UserError
+from tooling.intake import history as intake_history
 from tooling.intake.dates import DateRules, Reading, read_date
 from tooling.intake.fields import mappable
 from tooling.intake.mapping import schema as mapping_schema
@@ -56,6 +64,38 @@ def _valid(root: Path) -> None:
 
 LOGBOOK = ("ops-logbook.csv", "--mapping", "ops-logbook.mapping.yaml")
 SUMMARY = "ops-logbook.csv: 24 rows: {done}, {before} imported before; {guesses} guesses, {unmapped} unmapped values\n"
+
+
+def test_two_imports_at_once_file_each_row_once(history: Path) -> None:
+    """Each import plans from the markers of the rows imported before: two at once both planned
+    before either wrote, and filed every row twice (48 incidents for 24 rows)."""
+    command = [sys.executable, "-m", "tooling", "--now", NOW, "import", *LOGBOOK]
+    both = [subprocess.Popen(command, cwd=history, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    summaries = sorted(p.communicate(timeout=300)[1].splitlines()[-1] for p in both)
+    assert [p.returncode for p in both] == [0, 0]
+    assert summaries == [SUMMARY.format(done="0 created", before=24, guesses=0, unmapped=0).strip(),
+                         SUMMARY.format(done="24 created (INC-0001..INC-0024)", before=0, guesses=105,
+                                        unmapped=4).strip()]
+    assert len(_incidents(history)) == 24
+    _valid(history)
+
+
+def test_an_import_that_cannot_get_its_turn_says_so_and_writes_nothing(history: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(intake_history, "WAIT_SECONDS", 0.2)
+    before = snapshot(history)
+    other = os.open(history, os.O_RDONLY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)  # an import in another process holds the repository
+        with pytest.raises(UserError) as refused:
+            import_command(history / LOGBOOK[0], root=history, now=datetime.fromisoformat(NOW),
+                           mapping=history / LOGBOOK[2], fmt=None, dry_run=False)
+    finally:
+        os.close(other)
+    assert str(refused.value) == ("another import into this repository is still running after 0.2 s; expected one "
+                                  "import at a time (run it again when that one has finished)")
+    assert snapshot(history) == before
 
 
 def test_csv_logbook_every_row_becomes_a_valid_record_and_the_report_names_each_guess(history: Path) -> None:

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
-from tooling.intake.history import carry_out, plan_import
+from tooling.intake.history import carry_out, one_at_a_time, plan_import
 
 
 def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | None, fmt: str | None,
                    dry_run: bool) -> int:
-    plan = plan_import(file, root=root, now=now, mapping_path=mapping, fmt=fmt)
-    counts = carry_out(plan, root=root, now=now, dry_run=dry_run, say=print)
+    with nullcontext() if dry_run else one_at_a_time(root):  # a dry run writes nothing: no turn to take
+        plan = plan_import(file, root=root, now=now, mapping_path=mapping, fmt=fmt)
+        counts = carry_out(plan, root=root, now=now, dry_run=dry_run, say=print)
     rows = len(plan.drafts)
     new = rows - counts.already
     done = f"{new} would be created (dry run: nothing was written)" if dry_run else f"{len(counts.created)} created"

@@ -5,17 +5,22 @@ or a row that cannot be filed anywhere stops the import before the first record 
 Writing goes through ``new_incident`` (a commented, schema-checked file under the next free id,
 created atomically). A row whose rerun key (``imported from FILE row N`` in the notes of an
 incident) is in the repository already is reported as skipped, so a rerun adds only new rows.
+Imports take turns (:func:`one_at_a_time`): two at once would both plan before either wrote, and
+file the same rows twice.
 """
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
 from tooling.errors import UserError
+from tooling.fs.lock import LockTimeout, locked
 from tooling.intake.fields import NAMED
 from tooling.intake.formats import EXTRA, Row, format_of, read_table
 from tooling.intake.mapping import Mapping, bind, load_mapping
@@ -30,6 +35,7 @@ from tooling.scaffold.new import new_incident
 MARKER = re.compile(r"^imported from (?P<name>.+) (?P<key>row \d+|id \".*\")$", re.M)
 BOOKKEEPING = ("kind", "path")  # what an export writes beside the fields: not reported as ignored
 MAX_PROBLEMS = 20
+WAIT_SECONDS = 600.0  # for another import to finish: a logbook of 100,000 rows takes minutes
 
 
 @dataclass
@@ -59,6 +65,19 @@ def ids_imported(before: dict[tuple[str, str], str], name: str) -> dict[str, str
     """Logbook id -> incident, for the rows of the file ``name`` imported by id before."""
     return {json.loads(key[3:]): incident for (file, key), incident in before.items()
             if file == name and key.startswith("id ")}
+
+
+@contextmanager
+def one_at_a_time(root: Path) -> Iterator[None]:
+    """Hold the repository folder's lock from planning to the last record written: flock on the
+    folder itself, so that an import that fails leaves no file or folder behind, and a killed one
+    no stale lock (the kernel releases it)."""
+    try:
+        with locked(root, timeout=WAIT_SECONDS):
+            yield
+    except LockTimeout:
+        raise UserError(f"another import into this repository is still running after {WAIT_SECONDS:g} s; "
+                        "expected one import at a time (run it again when that one has finished)") from None
 
 
 def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | None, fmt: str | None) -> Plan:
