@@ -219,3 +219,18 @@ def test_job_refuses_a_trainer_that_does_not_exist_before_recording_a_start(repo
 def test_job_outside_slurm_reports_a_trainer_killed_by_sigkill_as_a_shell_does(repo: Path) -> None:
     result = tooling("job", "demo-7b", "--", "sh", "-c", "kill -9 $$", cwd=repo, env={"SLURM_JOB_ID": ""})
     assert result.returncode == 128 + 9, result.stderr  # was 247: Popen's -9 taken modulo 256
+
+
+@pytest.mark.parametrize("args", [["demo-7b", "--log", "job.log", "--"], ["--log", "job.log", "demo-7b", "--"]],
+                         ids=["option-after-run", "option-before-run"])
+def test_job_takes_its_options_before_or_after_the_run(repo: Path, args: list[str]) -> None:
+    """argparse gave the trainer only the words before the first option: `--log F -- cmd` after
+    RUN was 'unrecognized arguments'."""
+    result = tooling("job", *args, "sh", "-c", "exit 3", cwd=repo, env={"SLURM_JOB_ID": ""})
+    assert (result.returncode, result.stderr) == (3, "tooling job: not inside a SLURM job (no SLURM_JOB_ID): running "
+                                                     "the command without recording it\n")
+
+
+def test_words_between_the_run_and_the_trainer_are_still_refused(repo: Path) -> None:
+    result = tooling("job", "demo-7b", "--log", "job.log", "extra", "--", "true", cwd=repo, env={"SLURM_JOB_ID": ""})
+    assert (result.returncode, result.stderr) == (2, "tooling: error: unrecognized arguments: extra -- true\n")

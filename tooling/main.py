@@ -239,7 +239,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parse_and_dispatch(arguments: list[str]) -> int:
     _check_text(arguments)
-    args = _parser().parse_args(arguments)
+    parser = _parser()
+    args, extra = parser.parse_known_args(arguments)
+    if extra[:1] == ["--"] and args.command == "job" and not args.trainer:
+        # `tooling job RUN --log F -- TRAINER...`: argparse gives a positional list only the words
+        # before the first option, so the trainer after an option comes back unparsed
+        args.trainer, extra = extra, []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from tooling.commands import dispatch
     return dispatch(args, arguments)
 
