@@ -18,7 +18,7 @@ from tooling.commands.import_history import import_command
 from tooling.errors import UserError
 from tooling.intake import history as intake_history
 from tooling.intake.dates import DateRules, Reading, read_date
-from tooling.intake.fields import mappable
+from tooling.intake.fields import USUAL_NAMES, mappable
 from tooling.intake.mapping import schema as mapping_schema
 from tooling.intake.rows import REFERENCES
 from tooling.intake.values import Context, convert
@@ -259,6 +259,34 @@ def test_a_semicolon_csv_without_a_mapping_maps_columns_named_like_fields(histor
     assert (hang["layer"], hang["severity"], hang["status"]) == ("nccl", "sev2", "resolved")
     assert (shard["layer"], shard["status"], "resolved_at" in shard) == ("data", "open", False)
     _valid(history)
+
+
+def test_a_spreadsheet_with_usual_column_names_imports_without_a_mapping_and_says_which_it_read(
+        history: Path) -> None:
+    (history / "sheet.csv").write_text(
+        "Date,Summary,Component,Host,Job,Downtime (h),Date resolved,When,Owner\n"
+        "2024-05-02,Rank 3 stuck in all-gather on node07,NCCL,node07,demo-7b,3.5,2024-05-03,x,dana\n")
+    result = _import(history, "sheet.csv")
+    assert result.returncode == 0, result.stderr
+    why = "a usual name for it; name the column under columns: in a mapping to say otherwise"
+    assert result.stdout.splitlines()[:8] == [
+        "sheet.csv:1: [ignored] column 'When' (feeds no field; name it under columns: in a mapping to import it)",
+        "sheet.csv:1: [ignored] column 'Owner' (feeds no field; name it under columns: in a mapping to import it)",
+        f"sheet.csv:1: [guess] column 'Date': detected_at ({why})",
+        f"sheet.csv:1: [guess] column 'Summary': title ({why})",
+        f"sheet.csv:1: [guess] column 'Component': layer ({why})",
+        f"sheet.csv:1: [guess] column 'Host': nodes ({why})",
+        f"sheet.csv:1: [guess] column 'Job': run ({why})",
+        f"sheet.csv:1: [guess] column 'Downtime (h)': impact.wall_hours_lost ({why})"]
+    (record,) = _incidents(history).values()
+    assert (record["detected_at"], record["resolved_at"], record["title"], record["layer"], record["nodes"],
+            record["run"], record["impact"]) == ("2024-05-02", "2024-05-03", "Rank 3 stuck in all-gather on node07",
+                                                 "nccl", ["node07"], "demo-7b", {"wall_hours_lost": 3.5})
+    _valid(history)
+
+
+def test_every_usual_column_name_feeds_a_field_the_import_takes() -> None:
+    assert set(USUAL_NAMES.values()) <= set(mappable())
 
 
 MAPPING_ERRORS = """\

@@ -58,3 +58,8 @@ def render(said: Message | Iterable[Message], gettext: Gettext = _english) -> st
     if isinstance(said, Message):
         return said.render(gettext)
     return "; ".join(m.render(gettext) for m in said)
+
+
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """A count with its noun in English, for the command line: "1 row", "3 rows", "2 guesses"."""
+    return f"{count} {word if count == 1 else plural or word + 's'}"

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.intake.history import carry_out, one_at_a_time, plan_import
+from tooling.messages import counted
 
 
 def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | None, fmt: str | None,
@@ -20,8 +21,9 @@ def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | Non
     done = f"{new} would be created (dry run: nothing was written)" if dry_run else f"{len(counts.created)} created"
     span = f" ({counts.created[0]}..{counts.created[-1]})" if len(counts.created) > 1 else \
         f" ({counts.created[0]})" if counts.created else ""
-    print(f"{plan.shown}: {rows} rows: {done}{span}, {counts.already} imported before; "
-          f"{counts.guesses} guesses, {counts.unmapped} unmapped values", file=sys.stderr)
+    print(f"{plan.shown}: {counted(rows, 'row')}: {done}{span}, {counts.already} imported before; "
+          f"{counted(counts.guesses, 'guess', 'guesses')}, {counted(counts.unmapped, 'unmapped value')}",
+          file=sys.stderr)
     return 0
 
 

@@ -7,13 +7,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from tooling.messages import counted
 from tooling.records.findings import Severity
 from tooling.records.layout import record_dirs
 from tooling.records.validate import validate
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' * (count != 1)}"
 
 
 def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict: bool, jobs: int | None) -> int:
@@ -25,11 +22,11 @@ def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict:
         print(finding.format(relative_to=cwd))
     errors = sum(1 for f in problems if f.severity is Severity.ERROR)
     warnings = sum(1 for f in problems if f.severity is Severity.WARNING)
-    summary = _plural(report.files, "file") + " checked"
+    summary = counted(report.files, "file") + " checked"
     if errors or warnings:
-        summary += f": {_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+        summary += f": {counted(errors, 'error')}, {counted(warnings, 'warning')}"
     if len(problems) > errors + warnings:
-        summary += f" ({_plural(len(problems) - errors - warnings, 'suggestion')})"
+        summary += f" ({counted(len(problems) - errors - warnings, 'suggestion')})"
     print(summary, file=sys.stderr)
     return 1 if errors else 0
 

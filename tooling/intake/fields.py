@@ -8,6 +8,7 @@ rerun key, and what its references such as ``repeat_of`` name).
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -22,6 +23,31 @@ NAMED = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", 
 # the lists a cell holds several items of, split at this separator unless the mapping says
 SEPARATORS = {"signatures": "\n", "actions": "\n"}
 DEFAULT_SEPARATOR = ","
+# Column names logbooks use for a field under another name (compared as :func:`normal` makes
+# them): fed by default, each reported as a guess, so a spreadsheet imports without a mapping.
+USUAL_NAMES = {
+    **dict.fromkeys(("date", "when", "day", "occurred", "occurred_at", "started", "start", "time",
+                     "timestamp", "reported", "reported_at", "opened", "date_detected"), "detected_at"),
+    **dict.fromkeys(("resolved", "fixed", "fixed_at", "closed", "closed_at", "date_resolved"), "resolved_at"),
+    **dict.fromkeys(("summary", "issue", "event", "incident", "headline", "subject"), "title"),
+    **dict.fromkeys(("details", "what_happened", "comment", "comments", "desc"), "description"),
+    **dict.fromkeys(("node", "host", "hosts", "hostname", "hostnames", "machine", "machines"), "nodes"),
+    **dict.fromkeys(("rank",), "ranks"),
+    **dict.fromkeys(("job", "job_name", "run_id", "experiment"), "run"),
+    **dict.fromkeys(("cause", "root", "rca", "diagnosis"), "root_cause"),
+    **dict.fromkeys(("error", "errors", "log", "log_line", "log_lines", "signature", "message"), "signatures"),
+    **dict.fromkeys(("sev", "priority", "impact_level"), "severity"),
+    **dict.fromkeys(("state", "resolution_status"), "status"),
+    **dict.fromkeys(("component", "area", "category"), "layer"),
+    **dict.fromkeys(("reporter", "reported_by_name", "filed_by"), "reported_by"),
+    **dict.fromkeys(("labels", "tag"), "tags"),
+    **dict.fromkeys(("mode", "failure"), "failure_mode"),
+    **dict.fromkeys(("gpu_hours", "gpu_hours_lost"), "impact.gpu_hours_lost"),
+    **dict.fromkeys(("hours_lost", "downtime_hours", "wall_hours", "downtime_h", "hours_down"),
+                    "impact.wall_hours_lost"),
+    **dict.fromkeys(("steps_lost",), "impact.steps_lost"),
+    **dict.fromkeys(("count", "occurrences", "times"), "occurrences"),
+}
 
 
 @lru_cache(maxsize=None)
@@ -69,6 +95,14 @@ def enum(name: str) -> list[str]:
 
 def separator(name: str, given: dict[str, str]) -> str:
     return given.get(name) or SEPARATORS.get(name, DEFAULT_SEPARATOR)
+
+
+def usual_name(column: str) -> str | None:
+    """The field a column feeds by a usual name, its unit of hours read as a word ("Downtime (h)")."""
+    return USUAL_NAMES.get(normal(_HOURS.sub(" hours", column)))
+
+
+_HOURS = re.compile(r"\s*[(\[](?:h|hrs?|hours)[)\]]", re.IGNORECASE)
 
 
 def normal(name: str) -> str:

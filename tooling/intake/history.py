@@ -90,6 +90,8 @@ def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | N
     plan.header = [Note(table.header_lines[c], "ignored", f"column {c!r}", "", "feeds no field; name it under "
                         "columns: in a mapping to import it") for c in table.columns
                    if c not in used and c not in BOOKKEEPING]
+    plan.header += [Note(table.header_lines[c], "guess", f"column {c!r}", name, "a usual name for it; name the "
+                         "column under columns: in a mapping to say otherwise") for c, name in mapping.usual.items()]
     reading = Reading(plan.name, mapping, Context(mapping.values, mapping.separators, mapping.dates, runs),
                       now.year, by_id=plan.by_id)
     reading.known = set(ids_imported(plan.before, plan.name) if plan.by_id else ids(root, "incident"))

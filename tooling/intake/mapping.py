@@ -40,6 +40,7 @@ class Mapping:
     defaults: dict[str, Any] = field(default_factory=dict)
     dates: DateRules = DateRules()
     path: Path | None = None  # None: no mapping file, columns named like fields feed them
+    usual: dict[str, str] = field(default_factory=dict)  # column -> field it feeds by a usual name
 
 
 @lru_cache(maxsize=1)
@@ -147,7 +148,23 @@ def bind(mapping: Mapping, columns: list[str], source: str) -> Mapping:
         name = fields.normal(column)
         if column not in used and name in fields.mappable() and name not in bound:
             bound[name] = [column]
-    return Mapping(bound, mapping.values, mapping.separators, mapping.defaults, mapping.dates, mapping.path)
+    usual = _usual(columns, bound)
+    for column, name in usual.items():
+        bound[name] = [column]
+    return Mapping(bound, mapping.values, mapping.separators, mapping.defaults, mapping.dates, mapping.path,
+                   usual)
+
+
+def _usual(columns: list[str], bound: dict[str, list[str]]) -> dict[str, str]:
+    """Columns left over that feed a field nothing feeds yet by a usual name ("Date", "Host"):
+    the first such column of each field, so that "Date" and "When" do not both claim it."""
+    used = {c for cs in bound.values() for c in cs}
+    found: dict[str, str] = {}
+    for column in columns:
+        name = fields.usual_name(column)
+        if column not in used and name is not None and name not in bound and name not in found.values():
+            found[column] = name
+    return found
 
 
 def _column(wanted: str, columns: list[str]) -> str | None:
