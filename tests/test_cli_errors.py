@@ -234,3 +234,20 @@ def test_job_takes_its_options_before_or_after_the_run(repo: Path, args: list[st
 def test_words_between_the_run_and_the_trainer_are_still_refused(repo: Path) -> None:
     result = tooling("job", "demo-7b", "--log", "job.log", "extra", "--", "true", cwd=repo, env={"SLURM_JOB_ID": ""})
     assert (result.returncode, result.stderr) == (2, "tooling: error: unrecognized arguments: extra -- true\n")
+
+
+def test_a_run_record_that_does_not_load_is_its_own_error_not_one_per_incident_naming_it(repo: Path) -> None:
+    run = repo / "runbooks" / "runs" / "demo-7b.yaml"
+    run.write_text(run.read_text() + "id: [oops\n")
+    whole = tooling("validate", cwd=repo)
+    assert whole.returncode == 1
+    assert [line.split(": [")[1].split("]")[0] for line in whole.stdout.splitlines()] == ["yaml-syntax"]
+    assert whole.stdout.startswith("runbooks/runs/demo-7b.yaml:")
+    alone = tooling("validate", "incidents/INC-0001.yaml", cwd=repo)
+    assert alone.stdout == ("incidents/INC-0001.yaml:4:6: [unresolved-ref] run 'demo-7b' is in "
+                            "runbooks/runs/demo-7b.yaml, which cannot be read as a record; expected a run record "
+                            "without errors (tooling validate runbooks/runs/demo-7b.yaml)\n")
+    before = snapshot(repo)
+    edit = tooling("set", "INC-0001", "title=A title that is long enough", cwd=repo)
+    assert edit.returncode == 1 and "run 'demo-7b' is in runbooks/runs/demo-7b.yaml" in edit.stderr
+    assert snapshot(repo) == before

@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
+from tooling.records.layout import SUFFIXES, is_id
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
 from tooling.records.overlay_rules import check_overlays
@@ -22,13 +24,30 @@ from tooling.records.time_rules import check_times
 class Index:
     """Every record by kind and id, for resolving references."""
 
-    def __init__(self, records: Iterable[Record]) -> None:
+    def __init__(self, records: Iterable[Record], shown: Iterable[str] = ()) -> None:
         self.by_kind: dict[str, dict[str, Record]] = defaultdict(dict)
+        self.loaded: set[str] = set()
         for record in records:
             self.by_kind[record.kind].setdefault(record.id, record)
+            self.loaded.add(os.path.abspath(record.path))
+        self.shown = {os.path.abspath(p) for p in shown}  # unreadable files whose own error is shown
 
     def has(self, kind: str, record_id: Any) -> bool:
         return isinstance(record_id, str) and record_id in self.by_kind.get(kind, {})
+
+
+def unreadable_file(record: Record, kind: str, record_id: Any, index: Index) -> str | None:
+    """The file of ``record``'s repository that would hold the ``kind`` record ``record_id`` when it
+    is there but did not load as a record (bad YAML, no kind), or None."""
+    if not (isinstance(record_id, str) and is_id(kind, record_id)):
+        return None
+    parents = Path(os.path.abspath(record.path)).parents
+    depth = len(Path(KINDS[record.kind].directory).parts)  # the repository is that far above the record
+    if depth >= len(parents):
+        return None
+    root = parents[depth]
+    files = (root / KINDS[kind].directory / f"{record_id}{suffix}" for suffix in SUFFIXES)
+    return next((str(f) for f in files if f.is_file() and str(f) not in index.loaded), None)
 
 
 def _file_name(record: Record) -> str:
@@ -92,8 +111,15 @@ def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
                 yield finding_at(record, keys, "self-reference",
                                  f"'{value}' refers to this record itself; expected another {kind}")
             elif not index.has(kind, value):
-                yield finding_at(record, keys, "unresolved-ref",
-                                 f"{kind} '{value}' does not exist; expected the id of an existing {kind} record")
+                broken = unreadable_file(record, kind, value, index)
+                if broken is None:
+                    yield finding_at(record, keys, "unresolved-ref",
+                                     f"{kind} '{value}' does not exist; expected the id of an existing {kind} record")
+                elif broken not in index.shown:  # its own error is the one to fix: say where, once
+                    where = os.path.relpath(broken)
+                    yield finding_at(record, keys, "unresolved-ref",
+                                     f"{kind} '{value}' is in {where}, which cannot be read as a record; expected "
+                                     f"a {kind} record without errors (tooling validate {where})")
 
 
 def check_status(records: list[Record]) -> Iterator[Finding]:
@@ -197,9 +223,11 @@ RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
     check_times, check_status, check_ladders, check_rotation)
 
 
-def check_all(records: list[Record], universe: list[Record], *, now: datetime) -> list[Finding]:
-    """Findings of every cross-record rule for ``records``; references resolve in ``universe``."""
-    index = Index(universe)
+def check_all(records: list[Record], universe: list[Record], *, now: datetime,
+              shown: Iterable[str] = ()) -> list[Finding]:
+    """Findings of every cross-record rule for ``records``; references resolve in ``universe``.
+    ``shown``: files that did not load, whose own errors are reported beside these findings."""
+    index = Index(universe, shown)
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
     found.extend(check_drafts(records, index, now))

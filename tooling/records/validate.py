@@ -91,11 +91,14 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
     """Check ``paths`` (files or folders); references also resolve against ``root``'s records."""
     files = record_files(paths)
     report = Report(files=len(files))
-    report.records, report.findings, clean = _records(check_files(files, root=root, jobs=jobs))
+    results = check_files(files, root=root, jobs=jobs)
+    report.records, report.findings, clean = _records(results)
     universe = list(report.records)
     if root is not None and not _covers(paths, root):
         universe += repository_records(root, skip=files, jobs=jobs)
-    report.findings.extend(check_all(clean, universe, now=now))
+    # a record that does not load is still named by others: its own error is the one to fix
+    shown = [path for path, data, _ in results if not usable(data)]
+    report.findings.extend(check_all(clean, universe, now=now, shown=shown))
     broken = {f.path for f in report.findings if f.severity is not Severity.NOTE}
     # a suggestion next to an error or a warning is noise: fix the record first
     report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)
