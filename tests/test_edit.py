@@ -114,9 +114,12 @@ def test_a_value_that_is_not_yaml_says_what_and_where(repo: Path) -> None:
 
 def test_set_unknown_record_and_bad_assignment(repo: Path) -> None:
     result = tooling("set", "INC-0404", "status=open", cwd=repo)
-    assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'INC-0404' under {repo}\n")
+    assert (result.returncode, result.stderr) == (1, "tooling: error: no record with id 'INC-0404' in incidents/; "
+                                                  "expected the id of an existing incident record\n")
     result = tooling("set", "demo-99b", "state=running", cwd=repo)
-    assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'demo-99b' under {repo}\n")
+    assert (result.returncode, result.stderr) == (
+        1, "tooling: error: no record with id 'demo-99b' in runbooks/runs/, runbooks/ladders/ or runbooks/; "
+           "expected the id of an existing run, ladder or stack record\n")
     result = tooling("set", "INC-0001", "status", cwd=repo)
     assert (result.returncode, result.stderr) == (2, "tooling: error: expected FIELD=VALUE but received: 'status'\n")
 

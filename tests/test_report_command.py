@@ -86,7 +86,8 @@ def test_a_broken_record_is_named_where_it_breaks_and_left_alone(repo: Path) -> 
 def test_an_unknown_run_is_said_and_nothing_is_written(repo: Path) -> None:
     before = snapshot(repo)
     result = tooling("report", "demo-8b", "--step", "5", cwd=repo)
-    assert (result.returncode, result.stderr) == (1, f"tooling: error: no record with id 'demo-8b' under {repo}\n")
+    assert (result.returncode, result.stderr) == (1, "tooling: error: no record with id 'demo-8b' in runbooks/runs/; "
+                                                     "expected the id of an existing run record\n")
     assert snapshot(repo) == before
 
 

@@ -128,7 +128,13 @@ def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -
                 _, problem = read_text(str(path))
                 if problem is not None:
                     raise UserError(problem.format(relative_to=root))
-    raise UserError(f"no record with id {excerpt(record_id)} under {root}")
+    folders = _either([KINDS[k].directory + "/" for k in candidates])
+    raise UserError(f"no record with id {excerpt(record_id)} in {folders}; expected the id of an existing "
+                    f"{_either(candidates)} record")
+
+
+def _either(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
 
 
 def _inside(root: Path, path: Path) -> Path:
