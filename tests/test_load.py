@@ -1,11 +1,13 @@
 """The loader's guards and the atomic writers, at unit level."""
 from __future__ import annotations
 
+import multiprocessing
 import os
 from pathlib import Path
 
 import pytest
 
+from tooling.fs import atomic
 from tooling.fs.atomic import create_file, replace_file
 from tooling.records.load import parse_text
 from tooling.records.locate import locate
@@ -75,6 +77,27 @@ def test_replace_file_never_puts_a_file_in_place_of_a_fifo_a_folder_or_a_loop_of
         assert (raised.value.strerror, raised.value.filename) == (message, str(tmp_path / name))
     assert (tmp_path / "pipe").is_fifo() and (tmp_path / "folder").is_dir()
     assert os.readlink(tmp_path / "a") == "b" and sorted(os.listdir(tmp_path)) == ["a", "b", "folder", "pipe"]
+
+
+def _leave_a_temp_and_die(target: str) -> None:
+    atomic._write_temp(Path(target), "half a record")
+    os._exit(0)  # as SIGKILL would: no cleanup, the temporary file stays
+
+
+def test_a_write_removes_what_writers_killed_mid_write_left_and_nothing_of_a_live_one(tmp_path: Path) -> None:
+    target = tmp_path / "INC-0001.yaml"
+    target.write_text("old\n")
+    dead = multiprocessing.get_context("fork").Process(target=_leave_a_temp_and_die, args=(str(target),))
+    dead.start()
+    dead.join()
+    live = tmp_path / f".INC-0001.yaml.{os.getpid()}.x1y2.tmp"  # this process is alive: its file stays
+    live.write_text("on its way in\n")
+    other = tmp_path / f".INC-0002.yaml.{dead.pid}.x1y2.tmp"  # another record's: not this write's to sweep
+    other.write_text("other\n")
+    assert len(list(tmp_path.glob(f".INC-0001.yaml.{dead.pid}.*.tmp"))) == 1
+    replace_file(target, "new\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "INC-0001.yaml"])
+    assert target.read_text() == "new\n"
 
 
 def test_create_next_retries_when_another_writer_takes_the_number_first(tmp_path: Path,

@@ -7,11 +7,14 @@ the temporary file is removed: a failed write leaves the folder exactly as it wa
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from tooling.fs.writers import writer_alive
 
 
 def _named(exc: OSError, path: Path) -> OSError:
@@ -20,9 +23,10 @@ def _named(exc: OSError, path: Path) -> OSError:
 
 def _write_temp(path: Path, text: str) -> str:
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _named(exc, path) from exc
+    _sweep_leftovers(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -34,6 +38,18 @@ def _write_temp(path: Path, text: str) -> str:
             raise _named(exc, path) from exc
         raise
     return temp
+
+
+def _sweep_leftovers(path: Path) -> None:
+    """Remove the temporary files of ``path`` that SIGKILLed writers left (their pid, in the
+    name, is gone): each write of a record cleans up after the ones that died writing it."""
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
+        try:
+            if pid.isdigit() and not writer_alive(int(pid), leftover.stat().st_mtime):
+                leftover.unlink()
+        except OSError:  # gone already (another writer swept it), or not ours to remove
+            pass
 
 
 def fsync_path(path: Path) -> None:
