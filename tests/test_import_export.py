@@ -577,24 +577,23 @@ def test_a_device_or_a_folder_is_refused_before_it_is_read(history: Path, name: 
 def test_a_bad_byte_after_a_bom_is_named_where_it_is(history: Path) -> None:
     """The byte and column counted from the text, not from the bytes after the BOM (was 0x50 at 2:45)."""
     header = (history / "ops-logbook.csv").read_bytes().splitlines()[0]
-    (history / "latin.csv").write_bytes(header + b"\nR-101,2022-03-02,,done,P1,7B main,Hardware,GPU \xff died\n")
+    _refused(history, "latin.csv", header + b"\nR-101,2022-03-02,,done,P1,7B main,Hardware,GPU \xff died\n",
+             "latin.csv:2:48: [not-utf8] invalid UTF-8 byte 0xff; expected UTF-8 text (save the file as UTF-8)")
+
+
+def _refused(history: Path, name: str, content: bytes, error: str) -> None:
+    """Importing ``content`` as ``name`` is the one-line ``error`` and changes nothing."""
+    (history / name).write_bytes(content)
     before = snapshot(history)
-    result = _import(history, "latin.csv", "--mapping", "ops-logbook.mapping.yaml")
-    assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == ("tooling: error: latin.csv:2:48: [not-utf8] invalid UTF-8 byte 0xff; expected UTF-8 text "
-                             "(save the file as UTF-8)\n")
+    result = _import(history, name, "--mapping", "ops-logbook.mapping.yaml")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"tooling: error: {error}\n")
     assert snapshot(history) == before
 
 
 @pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf\r\n\r\n"])
 def test_an_empty_csv_says_so_instead_of_every_mapped_column_missing(history: Path, content: bytes) -> None:
-    (history / "empty.csv").write_bytes(content)
-    before = snapshot(history)
-    result = _import(history, "empty.csv", "--mapping", "ops-logbook.mapping.yaml")
-    assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == ("tooling: error: empty.csv:1:1: [empty-file] no header row (the file is empty or only "
-                             "blank lines); expected CSV with a header row naming the columns\n")
-    assert snapshot(history) == before
+    _refused(history, "empty.csv", content, "empty.csv:1:1: [empty-file] no header row (the file is empty or only "
+             "blank lines); expected CSV with a header row naming the columns")
 
 
 def test_export_to_dash_writes_standard_output_not_a_file_named_dash(history: Path) -> None:
