@@ -258,6 +258,10 @@ LINE_CONTEXTS = [
      "2026-11-02T03:52:10.412345+00:00", None, 3),
     ("[PG 0 (default_pg) Rank 5] Process group watchdog thread terminated", None, None, 5),
     ("node042:48213:48390 [3] NCCL WARN Timeout waiting for connection", None, "node042", None),  # [3]: a device
+    ("gpu-7:63755:63768 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer",
+     None, "gpu-7", None),  # NCCL's WARN lines name their source file before the level
+    ("[rank3]:[E722 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 3] Some NCCL operations have failed",
+     "2026-07-22T11:18:52.531176+00:00", None, 3),  # c10's own logger: the month is not padded
     ("E1102 04:18:42.118000 140234 api.py:869] failed (exitcode: 1) local_rank: 6 (pid: 51384)",
      "2026-11-02T04:18:42.118000+00:00", None, None),  # local_rank is not a global rank
     ("[default6]:Traceback (most recent call last):", None, None, None),  # torchrun's tee prefix: a local rank
@@ -412,3 +416,52 @@ def test_new_incident_from_log_asks_the_run_once_and_the_severity_of_each_failur
     assert child.exitstatus == 0
     severities = [yaml.safe_load((repo / "incidents" / f"INC-000{n}.yaml").read_text())["severity"] for n in (3, 4)]
     assert severities == ["sev3", "sev4"]
+
+
+XID = "2026-11-02T03:00:00 node042 kernel: NVRM: Xid (PCI:0000:ca:00): 79, pid=1234, GPU has fallen off the bus."
+WATCHDOG = ("[rank5]:[E1102 {at} ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, NumelOut=1{timeout}) ran for {ran} milliseconds "
+            "before timing out.")
+
+
+@pytest.mark.parametrize(("timeout", "drafts"), [
+    (", Timeout(ms)=1800000", ["gpu.fell-off-bus"]),  # it waited 30 minutes: for the GPU that fell off
+    ("", ["gpu.fell-off-bus", "nccl.collective-timeout"]),  # 31 minutes later, nothing says it waited
+])
+def test_a_timeout_is_the_aftermath_of_a_failure_as_long_before_as_it_says_it_waited(
+        tmp_path: Path, timeout: str, drafts: list[str]) -> None:
+    ran = "1800083" if timeout else "unknown"
+    (tmp_path / "job.log").write_text(f"{XID}\n" + WATCHDOG.format(at="03:31:00.000000", timeout=timeout, ran=ran)
+                                      + "\n")
+    assert [d["failure_mode"] for d in scan_json("job.log", cwd=tmp_path)] == drafts
+
+
+NCCL_TRACE = """\
+mbay-csp3:11509:11566 [6] NCCL INFO misc/socket.cc:47 -> 3
+mbay-csp3:11509:11566 [6] NCCL INFO bootstrap.cc:306 -> 3
+mbay-csp3:11509:11566 [6] NCCL INFO init.cc:1393 -> 3
+mbay-csp3:11509:11566 [6] NCCL INFO group.cc:70 -> 3 [Async thread]
+"""
+
+
+def test_the_error_nccl_returned_is_a_failure_where_no_warn_line_said_it(tmp_path: Path) -> None:
+    (tmp_path / "trace.log").write_text(NCCL_TRACE)
+    (draft,) = scan_json("trace.log", cwd=tmp_path)
+    assert (draft["failure_mode"], draft["codes"], draft["nodes"]) == ("nccl.init-failure", ["ncclInternalError"], ["mbay-csp3"])
+    assert draft["signatures"] == ["mbay-csp3:11509:11566 [6] NCCL INFO group.cc:70 -> 3 [Async thread]"]
+
+
+def test_the_trace_of_an_error_a_warn_line_said_drafts_nothing_more(tmp_path: Path) -> None:
+    warn = "mbay-csp3:11509:11566 [6] include/alloc.h:112 NCCL WARN Cuda failure 'out of memory'"
+    (tmp_path / "trace.log").write_text(f"{warn}\n{NCCL_TRACE.replace('-> 3', '-> 1')}")
+    assert [d["failure_mode"] for d in scan_json("trace.log", cwd=tmp_path)] == ["cuda.oom"]
+
+
+def test_a_vaguer_line_right_after_a_failure_it_is_a_form_of_is_that_failure(tmp_path: Path) -> None:
+    lines = ["[W socket.cpp:464] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - Address "
+             "already in use).",
+             "[E socket.cpp:500] [c10d] The server socket has failed to listen on any local network address."]
+    (tmp_path / "rdzv.log").write_text("\n".join(lines) + "\n")
+    assert [d["failure_mode"] for d in scan_json("rdzv.log", cwd=tmp_path)] == ["network.port-in-use"]
+    (tmp_path / "alone.log").write_text(lines[1] + "\n")  # alone it is the rendezvous that failed
+    assert [d["failure_mode"] for d in scan_json("alone.log", cwd=tmp_path)] == ["network.rendezvous-failure"]

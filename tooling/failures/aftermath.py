@@ -7,10 +7,15 @@ processing) and ``generic`` (catch-alls: a Python exception, torchrun's failed c
 
 The rule, per log:
 
-- a line of a specific mode (neither) is always a failure of its own;
+- a line of a specific mode (neither) is a failure of its own, unless a failure of a mode that
+  narrows it (``refines``) came just before: "failed to listen" after "Address already in use"
+  is the port conflict said again, vaguely;
+- a line that only passes an error on (NCCL's return trace, ``group.cc:64 -> 3``) is aftermath
+  like a downstream line: a failure of its own only where no line near it says more;
 - a downstream or generic line is the aftermath of a failure of another mode written before it
-  in the same log, at most :data:`WINDOW` before when both lines have a time (a line that is
-  itself aftermath explains nothing);
+  in the same log, at most :data:`WINDOW` before when both lines have a time, or longer when the
+  line says how long it waited (a watchdog's ``Timeout(ms)=1800000``: a rank that died half an
+  hour before is what the collective waited for); a line that is itself aftermath explains nothing;
 - it is also the aftermath of a specific failure written after it, at most :data:`WINDOW` after
   (:data:`AFTER_LINES` lines below, when a time is missing): torchrun stops the other ranks just
   before it reports the one that died;
@@ -21,23 +26,36 @@ for a specific failure below them only as long as one could still come.
 """
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from tooling.failures.catalogue import FailureMode
+from tooling.failures.catalogue import FailureMode, catalogue
 
 if TYPE_CHECKING:
     from tooling.failures.drafts import Hit
 
 WINDOW = timedelta(minutes=15)
+SLACK = timedelta(minutes=5)  # beyond a stated wait: the survivors reach their next collective late
+# how long a consequence says it waited: "Timeout(ms)=600000", "ran for 1800083 milliseconds"
+_WAITED = re.compile(r"Timeout\(ms\)=(\d{1,10})|ran for (\d{1,10}) milliseconds|timeout of (\d{1,10}) ?ms", re.I)
 AFTER_LINES = 100
 MAX_WAITING = 1000  # aftermath lines waiting for a cause below them; older ones draft
 
 
 def is_aftermath(mode: FailureMode) -> bool:
     return mode.generic or mode.downstream
+
+
+def _window(message: str) -> timedelta:
+    """How long before a consequence its cause may be: the wait the line states, if longer."""
+    found = _WAITED.search(message)
+    if found is None:
+        return WINDOW
+    waited = timedelta(milliseconds=int(next(g for g in found.groups() if g is not None)))
+    return max(WINDOW, waited + SLACK)
 
 
 def _at(hit: Hit) -> datetime | None:
@@ -55,7 +73,11 @@ class Aftermath:
         mode = hit.recognition.mode
         assert mode is not None, "only recognised lines are hits"
         ready = self._expired(hit)
-        if not is_aftermath(mode):
+        if self._narrowed(hit, mode):  # "failed to listen" after "Address already in use": one failure
+            self.explained += 1
+            self._latest.setdefault(mode.id, (hit.line, _at(hit)))
+            return ready
+        if not (is_aftermath(mode) or hit.echo):
             waiting = len(self._waiting)
             self._waiting = deque(w for w in self._waiting if not self._near(w, hit))
             self.explained += waiting - len(self._waiting)
@@ -84,9 +106,19 @@ class Aftermath:
         return ready
 
     def _after_another(self, hit: Hit, mode: FailureMode) -> bool:
-        at = _at(hit)
-        return any(other != mode.id and (at is None or then is None or abs(at - then) <= WINDOW)
+        at, window = _at(hit), _window(hit.message)
+        # an echo repeats what any line before it said, of its own mode too
+        return any((other != mode.id or hit.echo) and (at is None or then is None or abs(at - then) <= window)
                    for other, (_, then) in self._latest.items())
+
+    def _narrowed(self, hit: Hit, mode: FailureMode) -> bool:
+        """Whether a failure of a mode that narrows this hit's was seen just before it."""
+        if mode.id not in catalogue().refined:
+            return False
+        at = _at(hit)
+        return any(catalogue().narrows(catalogue().by_id[other], mode)  # type: ignore[attr-defined]
+                   and (at is None or then is None or abs(at - then) <= WINDOW) and hit.line - line <= AFTER_LINES
+                   for other, (line, then) in self._latest.items())
 
     def _near(self, waiting: Hit, cause: Hit) -> bool:
         then, at = _at(waiting), _at(cause)

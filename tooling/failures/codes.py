@@ -44,6 +44,18 @@ _NCCL_TEXT = {"unhandled system error": "ncclSystemError", "unhandled cuda error
               "invalid argument": "ncclInvalidArgument",
               "remote process exited or there was a network error": "ncclRemoteError"}
 _NCCL_WORDS = re.compile("|".join(re.escape(t) for t in _NCCL_TEXT), re.IGNORECASE)
+# ncclResult_t (nccl.h) as NCCL's INFO trace passes it up ("NCCL INFO group.cc:64 -> 3"): at
+# group.cc it leaves NCCL, the error the caller got back, even where no WARN line said it
+NCCL_RESULTS = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
+                4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError"}
+NCCL_RETURNED = r"NCCL INFO group\.cc:[0-9]+ -> [1-6]\b"
+_RETURNED = re.compile(r"NCCL INFO group\.cc:\d+ -> ([1-6])\b")
+
+
+def nccl_returned(message: str) -> str | None:
+    """The NCCL error a return trace at NCCL's edge passes to its caller, or None."""
+    found = _RETURNED.match(message)
+    return NCCL_RESULTS[int(found.group(1))] if found else None
 # an InfiniBand work completion's status: 12 is retry exceeded (the fabric), 4 a local protection error
 _IB = re.compile(r"completion\b.{0,80}?\b(?:status|error)\s*[=:]?\s*([0-9]{1,3})\b", re.IGNORECASE)
 _EXCEPTION = re.compile(r"(?:^|[\s\[(:])((?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt))"

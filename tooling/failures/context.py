@@ -2,13 +2,15 @@
 
 Times: ISO 8601 (Python logging's ``2026-11-02 03:14:00,123``, SLURM's ``2026-11-02T03:14:00``,
 torchrun's ``2026-11-02_03:14:05``), syslog ``Nov  2 03:14:02``, ``dmesg -T``'s
-``[Mon Nov  2 03:14:02 2026]``, glog's ``E1102 03:14:00.123456`` (PyTorch's C++ messages) and
+``[Mon Nov  2 03:14:02 2026]``, glog's ``E1102 03:14:00.123456`` (PyTorch's C++ messages; its own
+logger leaves the month unpadded, ``E722``) and
 ``dmesg``'s ``[812345.678901]`` (seconds since boot: no absolute time). A time without a zone is
 taken as UTC, one without a year as the year of "now" (the year before when that would put it in
 the future); :class:`When` remembers both assumptions so that a draft can say so.
 
 Hosts: the host field of syslog, ``slurmstepd``'s ``JOB 12 ON node042``, ``srun: error: node042:``
-and NCCL's ``node042:1234:5678 [3] NCCL ...`` (where ``[3]`` is the CUDA device, not a rank).
+and NCCL's ``node042:1234:5678 [3] NCCL ...`` or ``node042:1234:5678 [3] misc/socket.cc:50 NCCL WARN``
+(where ``[3]`` is the CUDA device, not a rank).
 Ranks: PyTorch's ``[rank3]:`` prefix, ``[Rank 3]`` and ``rank 3`` / ``rank: 3`` (torchrun's
 summary); torchrun's ``[default3]:`` and ``local_rank: 3`` are local ranks and are not taken.
 """
@@ -28,13 +30,13 @@ _TAGS = re.compile(r"\[(rank|default)(\d+)\]", re.IGNORECASE)
 _ISO = re.compile(r"\[?(\d{4})-(\d\d)-(\d\d)[T _]" + _CLOCK + r"[ ]?(Z|[+-]\d\d:?\d\d)?\]?", re.IGNORECASE)
 _SYSLOG = re.compile(_DAY + _MONTH + r" +(\d{1,2}) " + _CLOCK, re.IGNORECASE)
 _DMESG_T = re.compile(r"\[" + _DAY + _MONTH + r" +(\d{1,2}) " + _CLOCK + r" (\d{4})\]", re.IGNORECASE)
-_GLOG = re.compile(r"\[?[IWEF](\d\d)(\d\d) " + _CLOCK)
+_GLOG = re.compile(r"\[?[IWEF](\d{1,2})(\d\d) " + _CLOCK)  # c10's own logger: "E722", month unpadded
 _GLOG_REST = re.compile(r" +\d+ [^\]\s]+\] ?")  # "E1102 03:14:00.123 48213 ProcessGroupNCCL.cpp:616] "
 _UPTIME = re.compile(r"\[ *(\d+\.\d+)\]")
 # After a syslog or journald time: "node042 kernel:" or "node042 slurmd[123]:"
 _HOST_FIELD = re.compile(r" +([A-Za-z0-9][\w.-]*) +[\w./@-]+(?:\[\d+\])?: ")
 _LEVELS = {"info", "warning", "warn", "error", "debug", "critical", "fatal", "notice", "trace"}
-_NCCL = re.compile(r"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?=NCCL )")
+_NCCL = re.compile(r"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?:[\w./-]+\.\w+:\d+ )?(?=NCCL )")  # WARN: file:line first
 _HOSTS = (re.compile(r"\b(?:JOB|STEP) \S+ ON (\S+) CANCELLED"), re.compile(r"srun: error: ([\w.-]+): tasks? [\d,-]+:"),
           re.compile(r"^\s*host\s*: (\S+)"))
 _RANK_TAG = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")

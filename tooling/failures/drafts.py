@@ -51,6 +51,7 @@ class Hit:
     time_from: int | None  # the line whose time it has, when not its own
     nodes: tuple[str, ...] = ()
     ranks: tuple[int, ...] = ()
+    echo: bool = False  # it passes on an error a line of its own may have said (NCCL's return trace)
 
 
 @dataclass

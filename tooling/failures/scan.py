@@ -19,6 +19,7 @@ from typing import Sequence
 
 from tooling.failures import blocks
 from tooling.failures.catalogue import catalogue
+from tooling.failures.codes import NCCL_RETURNED, nccl_returned
 from tooling.failures.context import Context, When, context, leading_time, log_zone
 from tooling.failures.drafts import Draft, DraftBook, Hit
 from tooling.failures.engine import Matcher
@@ -67,7 +68,7 @@ def matcher() -> Matcher:
     """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
     automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, blocks.TRACEBACK_PATTERN])
+    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN])
 
 
 @lru_cache(maxsize=4096)
@@ -161,11 +162,18 @@ class Scanner:
             skip.update(found.body, (found.start,))
             since = time_from if time_from is not None else line
             return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
+        echo = False
         if text.startswith(INFO, where.message):
-            return False  # NCCL reports failures as WARN; its INFO lines quote library errors it got past
-        recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+            # NCCL reports failures as WARN; its INFO lines quote library errors it got past, but
+            # for the trace of the error it returned, which may be all a log (or a paste) kept
+            returned = nccl_returned(text[where.message:])
+            if returned is None:
+                return False
+            recognition, echo = recognise_line(f"NCCL returned {returned}"), True
+        else:
+            recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
         return recognition.mode is not None and self._hit(
-            _Line(text, where, start, line), recognition, (when, time_from), limit, skip)
+            _Line(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
 
     def _exception(self, start: int, line: int, limit: int, skip: set[int],
                    header_time: tuple[When | None, int | None]) -> bool:
@@ -180,7 +188,7 @@ class Scanner:
                                                           limit, skip)
 
     def _hit(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
-             skip: set[int]) -> bool:
+             skip: set[int], *, echo: bool = False) -> bool:
         nodes = [at.where.host] if at.where.host else []
         ranks = [at.where.rank] if at.where.rank is not None else []
         summary = None
@@ -192,7 +200,7 @@ class Scanner:
             skip.update(summary.body)
             nodes, ranks = nodes + summary.hosts, ranks + summary.ranks
             when = (summary.when, None) if when[0] is None and summary.when else when
-        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, nodes, ranks)
+        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, nodes, ranks, echo=echo)
         if summary is not None:
             self._ranks_died(summary, at.line, when)
         return False
@@ -209,11 +217,11 @@ class Scanner:
                           (entry.when, None) if entry.when else when, list(entry.hosts), list(entry.ranks))
 
     def _add(self, line: int, text: str, message: str, recognition: Recognition,
-             when: tuple[When | None, int | None], nodes: list[str], ranks: list[int]) -> None:
+             when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False) -> None:
         self.hits += 1
         at = when[0].in_zone(self.zone) if when[0] else None
         self.book.add(Hit(self.chunks.name, line, text, message, recognition, at, when[1],
-                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks))))
+                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo))
 
     def _time(self, own: When | None, start: int, line: int) -> tuple[When | None, int | None]:
         """The line's own time, else that of the nearest line above it that has one (a
