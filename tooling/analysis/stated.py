@@ -24,11 +24,16 @@ from tooling.analysis.incidents import IncidentView
 # coming back, not the run: "training again" or "back up again" is a recovery, see _RECOVERY.
 # "The same error" asserts identity; "a similar error" only resemblance, unless it says to what.
 _FAILURE_NOUNS = r"(failure|error|issue|problem|crash|hang|glitch|spike|symptom|bug|fault|exception|way|behaviou?r)s?"
+_PERSISTING = (r"(diverg|crash|fail|hang|hung|spik|blow|blew|explod|break|broke|happen|occur|tim(e|ing) out"
+               r"|go(es|ing)? nan|run(s|ning)? out of memory|oom)\w*")
 STATED = re.compile(
     r"\bagain\b|\bonce more\b|\brecurr(ing|ent|ed|ence|s)?\b|\bas before\b"
     r"|(?<!never )(?<!not )(?<!n't )\b(happened|seen) before\b"
     rf"|\b(the )?same {_FAILURE_NOUNS}\b|\bsimilar (to|way)\b|\bvery similar\b"
-    r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)",
+    r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)"
+    # a failure that persists is the same one seen again: "still diverges", "keeps crashing"
+    rf"|\b(still|keeps?( on)?|kept( on)?|continu(e|es|ed) to) {_PERSISTING}"
+    r"|\bpersist(s|ed|ing)?\b|\bnot (fixed|resolved|gone)\b|계속 (발생|실패|발산|멈)",
     re.IGNORECASE)
 # "running again", "restarted again", "tried again": what people did or the run did next, not the failure
 _RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
@@ -36,6 +41,9 @@ _RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online
                        r"|re-?ran|rerun|re-?submit(s|ted|ting)?|submit(s|ted|ting)?|re-?launch(es|ed|ing)?|launch(es|ed|ing)?"
                        r"|run|ran|check(s|ed|ing)?)\s+again\b", re.IGNORECASE)
 _NO_SYMPTOM = ("other", "unknown")
+# Symptoms one failure shows by turns: a divergence ends in NaN, a spike that came back once
+# diverges the next time. "Again" of one of them may follow an entry filed as another.
+_KIN = {"nan": "loss", "divergence": "loss", "loss-spike": "loss"}
 _INCIDENT_ID = re.compile(r"\bINC-[0-9]{4,}\b")
 
 
@@ -65,7 +73,7 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
     for view in views:
         identity, where = identities[view.id], view.where
         mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
-        symptom = str(view.data.get("symptom"))
+        symptom = _kin(view.data.get("symptom"))
         phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
             earlier = named_incident(view.data, known) or (by_mode.get((where, mode)) if mode else None)
@@ -85,15 +93,19 @@ def stated_earlier(target: IncidentView, views: list[IncidentView],
     phrase = stated_phrase(target.data) if target.repeat_of is None else None
     if phrase is None:
         return None
-    mine, symptom = identify(target), str(target.data.get("symptom"))
+    mine, symptom = identify(target), _kin(target.data.get("symptom"))
     mode = mine.mode.id if mine.mode is not None and not mine.mode.generic else None
     every = {v.id: v for v in views}
     before = [v for v in reversed(views) if (v.detected, v.id) < (target.detected, target.id) and v.where == target.where]
     same_mode = (v for v in before if mode and (m := identify(v).mode) is not None and m.id == mode)
-    same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and str(v.data.get("symptom")) == symptom)
+    same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and _kin(v.data.get("symptom")) == symptom)
     named = named_incident(target.data, every)
     earlier = every[named] if named else next(same_mode, None) or next(same_symptom, None)
     return (earlier.id, phrase) if earlier is not None and _compatible(mine, identify(earlier)) else None
+
+
+def _kin(symptom: Any) -> str:
+    return _KIN.get(str(symptom), str(symptom))
 
 
 def _compatible(one: Identity, other: Identity) -> bool:

@@ -103,11 +103,28 @@ class Recogniser:
     def suggest_counted(self, text: str) -> list[tuple[FailureMode, int]]:
         """:meth:`suggest`, each mode with how many of its keywords the description uses."""
         modes: dict[str, list] = {}  # type: ignore[type-arg]
-        for index in self.keywords.matching(nfc(text)):
+        for index in self.keywords.matching(affirmed(nfc(text))):
             mode = self.words[index][0]
             modes.setdefault(mode.id, [mode, 0])[1] += 1
         ranked = sorted(modes.values(), key=lambda pair: (pair[0].generic, self.catalogue.rank(pair[0])))
         return [(mode, count) for mode, count in ranked]
+
+
+# A clause that says something was fine, or ruled it out, names no failure: "gpu and cpu memory
+# looked fine", "NCCL ruled out", "disk was not the issue". Only such clauses go: a leading "no"
+# or "not" is often the failure itself ("no space left", "not responding").
+_CLAUSE = re.compile(r"[^,.;:!?\n()]+")
+_CLEARED = re.compile(r"\b(?:looked|looks|look|was|were|is|are|seemed|seems|stayed|remained|checked out)"
+                      r"(?: (?:all|perfectly|completely|totally))? (?:fine|ok|okay|normal|healthy|good|clean)\b"
+                      r"|\bruled out\b|\brules out\b|\b(?:not|n't) (?:the|a) (?:cause|culprit|issue|problem)\b"
+                      r"|\bno (?:sign|evidence|trace) of\b", re.IGNORECASE)
+
+
+def affirmed(text: str) -> str:
+    """``text`` without the clauses that clear something of blame (see _CLEARED)."""
+    if _CLEARED.search(text) is None:
+        return text
+    return _CLAUSE.sub(lambda clause: "" if _CLEARED.search(clause.group(0)) else clause.group(0), text)
 
 
 @lru_cache(maxsize=1)
