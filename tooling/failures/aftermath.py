@@ -75,7 +75,6 @@ class Aftermath:
         ready = self._expired(hit)
         if self._narrowed(hit, mode):  # "failed to listen" after "Address already in use": one failure
             self.explained += 1
-            self._latest.setdefault(mode.id, (hit.line, _at(hit)))
             return ready
         if not (is_aftermath(mode) or hit.echo):
             waiting = len(self._waiting)
