@@ -129,9 +129,13 @@ def test_a_running_lab_gives_a_nan_a_hang_and_an_xid_with_eleven_occurrences(
     lab.send_signal(signal.SIGSTOP)
     append(log, "".join(xid(k) for k in range(5, 11)))  # the new file
     events = watch(repo, state, now=at(50))
-    assert [(e["action"], e["incident"], e["failure_mode"]) for e in events] == [
-        ("occurrence", "INC-0005", "gpu.fell-off-bus")] * len(events)
-    assert sum(e["added"] for e in events) == 10 and events[-1]["occurrences"] == 11
+    # the lab trained on meanwhile, with its learning rate lowered: on a loaded machine it may reach
+    # another NaN, which is then an occurrence of the NaN incident still open, and nothing else
+    xids = [e for e in events if e["failure_mode"] == "gpu.fell-off-bus"]
+    assert {(e["action"], e["incident"], e["failure_mode"]) for e in events if e not in xids} <= {
+        ("occurrence", "INC-0003", "training.nan")}
+    assert [(e["action"], e["incident"]) for e in xids] == [("occurrence", "INC-0005")] * len(xids)
+    assert sum(e["added"] for e in xids) == 10 and xids[-1]["occurrences"] == 11
     assert incident(repo, "INC-0005")["occurrences"] == 11
     assert lines_read(state, log) == len(old.read_text().splitlines()) + len(log.read_text().splitlines())
 
