@@ -198,6 +198,17 @@ def test_the_words_operators_use_name_the_failure(text: str, mode: str) -> None:
     assert [m.id for m in suggest_modes(text)][:1] == [mode]
 
 
+def test_shared_memory_that_killed_runs_left_is_told_from_a_dev_shm_too_small() -> None:
+    full = "NCCL WARN Call to posix_fallocate failed : No space left on device"
+    records = [
+        _incident(1, signatures=[full], keywords=["docker started without --shm-size"], run="a"),
+        _incident(2, signatures=[full], keywords=["leaked shm segments of SIGKILLed jobs filled /dev/shm"], run="b"),
+        _incident(3, keywords=["dataloader init hangs; shared memory not cleaned up after killed runs"], run="c"),
+        _incident(4, keywords=["bus error in dataloader workers, /dev/shm is 64 MB in the container"], run="d"),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0004"], ["INC-0002", "INC-0003"]]
+
+
 def test_catalogue_suggestions() -> None:
     assert suggest("gpu-hardware", "crash", ["nvrm: xid 79, gpu has fallen off the bus"]).id == "gpu-xid-drain"
     assert suggest("network-fabric", "hang", ["nccl warn timeout"]).id == "collective-hang-watchdog"
@@ -269,7 +280,7 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
 # showed were made for the general case, so it is no longer unseen, only harder.
-CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.86), (HELDOUT, 60, 30, 0.55, 0.75)]
+CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.86), (HELDOUT, 60, 30, 0.70, 0.75)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,
