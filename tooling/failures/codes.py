@@ -48,8 +48,8 @@ _NCCL_WORDS = re.compile("|".join(re.escape(t) for t in _NCCL_TEXT), re.IGNORECA
 # group.cc it leaves NCCL, the error the caller got back, even where no WARN line said it
 NCCL_RESULTS = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
                 4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError"}
-NCCL_RETURNED = r"NCCL INFO group\.cc:[0-9]+ -> [1-6]\b"
-_RETURNED = re.compile(r"NCCL INFO group\.cc:\d+ -> ([1-6])\b")
+NCCL_RETURNED = r"NCCL INFO group\.cc:[0-9]+ -> ([1-6])\b"  # also one of scan's automaton patterns
+_RETURNED = re.compile(NCCL_RETURNED)
 
 
 def nccl_returned(message: str) -> str | None:

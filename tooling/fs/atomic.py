@@ -26,7 +26,6 @@ def _write_temp(path: Path, text: str) -> str:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _named(exc, path) from exc
-    _sweep_leftovers(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -42,7 +41,7 @@ def _write_temp(path: Path, text: str) -> str:
 
 def _sweep_leftovers(path: Path) -> None:
     """Remove the temporary files of ``path`` that SIGKILLed writers left (their pid, in the
-    name, is gone): each write of a record cleans up after the ones that died writing it."""
+    name, is gone): each edit of a record cleans up after the writers that died writing it."""
     for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
         pid = leftover.name[len(path.name) + 2:].split(".", 1)[0]
         try:
@@ -93,6 +92,9 @@ def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = No
     """
     path = _replaced(path)
     temp = _write_temp(path, text)
+    # only here, not in create_file: listing the folder is one scan per edit, but would be one per
+    # record for an import of 100,000 rows
+    _sweep_leftovers(path)
     try:
         if still is not None and not still():
             os.unlink(temp)

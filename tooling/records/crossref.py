@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
-from tooling.records.layout import SUFFIXES, is_id
+from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
 from tooling.records.overlay_rules import check_overlays
@@ -45,8 +45,7 @@ def unreadable_file(record: Record, kind: str, record_id: Any, index: Index) -> 
     depth = len(Path(KINDS[record.kind].directory).parts)  # the repository is that far above the record
     if depth >= len(parents):
         return None
-    root = parents[depth]
-    files = (root / KINDS[kind].directory / f"{record_id}{suffix}" for suffix in SUFFIXES)
+    files = record_paths(parents[depth], kind, record_id)
     return next((str(f) for f in files if f.is_file() and str(f) not in index.loaded), None)
 
 

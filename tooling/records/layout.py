@@ -105,6 +105,11 @@ def ids(root: Path, kind: str) -> list[str]:
     return sorted({s for s in stems if s is not None and is_id(kind, s)})
 
 
+def record_paths(root: Path, kind: str, record_id: str) -> list[Path]:
+    """Where the ``kind`` record ``record_id`` of the repository at ``root`` may be, by its name."""
+    return [root / KINDS[kind].directory / f"{record_id}{suffix}" for suffix in SUFFIXES]
+
+
 def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -> Path:
     """The file of the record ``record_id``; never a path outside the repository.
 
@@ -120,8 +125,7 @@ def path_of(root: Path, record_id: str, *, kinds: Iterable[str] | None = None) -
         raise UsageError(f"expected a record id such as {', '.join(examples[k] for k in allowed)} "
                          f"but received: {excerpt(record_id)}")
     for kind in candidates:
-        for suffix in SUFFIXES:
-            path = root / KINDS[kind].directory / f"{record_id}{suffix}"
+        for path in record_paths(root, kind, record_id):
             if path.is_file():
                 return _inside(root, path)
             if path.is_symlink() and not path.exists():  # a link to nothing: say so, as validate does
