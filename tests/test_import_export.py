@@ -550,6 +550,28 @@ def test_cells_become_field_values(name: str, cell: str, value: object) -> None:
     assert convert(name, cell, "column", ctx).value == value
 
 
+@pytest.mark.parametrize(("name", "cell", "unmapped"), [
+    ("impact.wall_hours_lost", "-5", "column 'column': expected a number of at least 0"),  # was read as 5
+    ("impact.wall_hours_lost", "\u22123 h", "column 'column': expected a number of at least 0"),
+    ("impact.wall_hours_lost", "1e308", "column 'column': expected one number (units h, min or days allowed)"),
+])
+def test_a_cell_that_is_no_amount_is_unmapped_not_read_as_another(name: str, cell: str, unmapped: str) -> None:
+    found = convert(name, cell, "column", Context({}, {}, DateRules(), ("demo-7b",)))
+    assert (found.value, found.unmapped) == (None, unmapped)
+
+
+def test_a_huge_count_is_refused_as_written(history: Path) -> None:
+    (history / "huge.csv").write_text("Date,Summary,Count,Cluster\n2024-01-01,GPU fell off the bus,"
+                                      "99999999999999999999999,c1\n")
+    before = snapshot(history)
+    result = _import(history, "huge.csv")
+    assert result.returncode == 1
+    assert result.stderr == ("tooling: error: huge.csv:2: occurrences: integer '99999999999999999999999' is too "
+                             "large; expected a whole number of at most 9,223,372,036,854,775,807 (nothing was "
+                             "imported)\n")
+    assert snapshot(history) == before
+
+
 def test_the_mapping_schema_is_valid_described_and_offers_every_field_the_import_takes() -> None:
     schema = mapping_schema()
     jsonschema.Draft202012Validator.check_schema(schema)

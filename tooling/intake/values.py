@@ -131,6 +131,7 @@ _UNITS = {"": 1.0, "h": 1.0, "hr": 1.0, "hrs": 1.0, "hour": 1.0, "hours": 1.0, "
           "d": 24.0, "day": 24.0, "days": 24.0, "k": 1000.0, "x": 1.0, "times": 1.0}
 _WORDS = {"once": 1, "twice": 2, "thrice": 3}
 _QUANTITY = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)")
+_NEGATIVE = re.compile(r"(?<![\w.])[-\u2212]\s*\d")
 
 
 def _number(name: str, text: str, column: str) -> Outcome:
@@ -138,15 +139,21 @@ def _number(name: str, text: str, column: str) -> Outcome:
     plain = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text.casefold()).replace("gpu-h", "gpuh").replace("gpu h", "gpuh")
     if plain in _WORDS:
         return Outcome(_WORDS[plain])
-    found = [(float(n), unit) for n, unit in _QUANTITY.findall(plain)]
+    found = _QUANTITY.findall(plain)
     if len(found) != 1 or found[0][1] not in _UNITS:
         return Outcome(unmapped=f"column {column!r}: expected one number (units h, min or days allowed)")
-    number = found[0][0] * _UNITS[found[0][1]]
+    if _NEGATIVE.search(plain):  # "-5" is not 5 hours lost
+        return Outcome(unmapped=f"column {column!r}: expected a number of at least 0")
+    written, unit = found[0]
+    # a whole number stays exact (as a float, 10**23 would be shown as 99999999999999991611392)
+    value: float = int(written) if written.isdigit() else float(written)
+    number = value if _UNITS[unit] == 1 else value * _UNITS[unit]
+    whole = float(number).is_integer() if isinstance(number, float) else True
     if fields.shape(name) == "int":
-        if not number.is_integer() or number < (1 if name == "occurrences" else 0):
+        if not whole or number < (1 if name == "occurrences" else 0):
             return Outcome(unmapped=f"column {column!r}: expected a whole number")
         return Outcome(int(number))
-    return Outcome(round(number, 2) if not number.is_integer() else int(number))
+    return Outcome(int(number) if whole else round(number, 2))
 
 
 def _items(name: str, cell: Any, column: str, ctx: Context) -> Outcome:
