@@ -561,15 +561,10 @@ def test_a_cell_that_is_no_amount_is_unmapped_not_read_as_another(name: str, cel
 
 
 def test_a_huge_count_is_refused_as_written(history: Path) -> None:
-    (history / "huge.csv").write_text("Date,Summary,Count,Cluster\n2024-01-01,GPU fell off the bus,"
-                                      "99999999999999999999999,c1\n")
-    before = snapshot(history)
-    result = _import(history, "huge.csv")
-    assert result.returncode == 1
-    assert result.stderr == ("tooling: error: huge.csv:2: occurrences: integer '99999999999999999999999' is too "
-                             "large; expected a whole number of at most 9,223,372,036,854,775,807 (nothing was "
-                             "imported)\n")
-    assert snapshot(history) == before
+    _refused(history, "huge.csv", b"Date,Summary,Count,Cluster\n2024-01-01,GPU fell off the bus,"
+             b"99999999999999999999999,c1\n", "huge.csv:2: occurrences: integer '99999999999999999999999' is too "
+             "large; expected a whole number of at most 9,223,372,036,854,775,807 (nothing was imported)",
+             mapping=None)
 
 
 def test_the_mapping_schema_is_valid_described_and_offers_every_field_the_import_takes() -> None:
@@ -603,12 +598,15 @@ def test_a_bad_byte_after_a_bom_is_named_where_it_is(history: Path) -> None:
              "latin.csv:2:48: [not-utf8] invalid UTF-8 byte 0xff; expected UTF-8 text (save the file as UTF-8)")
 
 
-def _refused(history: Path, name: str, content: bytes, error: str) -> None:
-    """Importing ``content`` as ``name`` is the one-line ``error`` and changes nothing."""
+def _refused(history: Path, name: str, content: bytes, error: str,
+             mapping: str | None = "ops-logbook.mapping.yaml") -> None:
+    """Importing ``content`` as ``name`` is the one-line ``error`` and changes nothing (the guesses
+    made before it, on standard output, are not looked at without a mapping)."""
     (history / name).write_bytes(content)
     before = snapshot(history)
-    result = _import(history, name, "--mapping", "ops-logbook.mapping.yaml")
-    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"tooling: error: {error}\n")
+    result = _import(history, name, *(["--mapping", mapping] if mapping else []))
+    assert (result.returncode, result.stderr) == (1, f"tooling: error: {error}\n")
+    assert mapping is None or result.stdout == ""
     assert snapshot(history) == before
 
 
