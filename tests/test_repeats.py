@@ -15,6 +15,7 @@ from tooling.analysis import analyse
 from tooling.analysis.catalogue import suggest
 from tooling.analysis.identity import identify
 from tooling.analysis.repeats import group_ids, groups_of
+from tooling.analysis.stated import stated_phrase
 from tooling.failures.catalogue import catalogue
 from tooling.failures.recognise import affirmed, suggest as suggest_modes
 from tooling.failures.signatures import normalise
@@ -142,6 +143,36 @@ def test_a_failure_that_persists_is_said_to_be_back_and_a_nan_may_follow_a_diver
     assert _groups(records) == [["INC-0001"], ["INC-0002", "INC-0003", "INC-0004"], ["INC-0005"], ["INC-0006"]]
 
 
+@pytest.mark.parametrize("text, phrase", [
+    ("BNB experiment 6 diverged too", "diverged too"), ("The second attempt failed too", "failed too"),
+    ("It also crashed on the new image", "also crashed"), ("NaNs after every restart", "every restart"),
+    ("Stops learning, only later each time", "each time"), ("이번에도 매번 발산", "매번"),
+    ("Preemptions happen too often", None), ("It crashed too early to tell", None), ("Loss too high", None)])
+def test_a_failure_that_struck_another_attempt_too_is_said_to_be_back(text: str, phrase: str | None) -> None:
+    assert stated_phrase({"title": text}) == phrase
+
+
+def test_a_stated_repeat_means_the_latest_of_its_failure_there() -> None:
+    loss = {"symptom": "divergence", "layer": "training-dynamics", "run": "opt"}
+    grad_nan = "RuntimeError: Rank 3: found NaN in local grad norm in backward pass before data-parallel communication"
+    crash = {"symptom": "crash", "layer": "hardware", "run": "opt"}
+    records = [
+        _incident(1, title="Loss diverged at 14k; LR lowered", failure_mode="training.divergence", **loss),
+        _incident(2, title="Grad norm and activation norm start to drift upward", **loss),  # no cause found
+        _incident(3, title="This happened again: perplexity diverged after grad norm spikes", **loss),
+        _incident(4, title="NaN in the grad norm", **{**loss, "symptom": "nan"}, signatures=[grad_nan]),
+        _incident(5, title="Loss spike, rolled back", **loss),
+        _incident(6, title="NaN in the grad norm again", **{**loss, "symptom": "nan"}, signatures=[grad_nan]),
+        _incident(7, title="Restarts for ECC errors", **crash),
+        _incident(8, title="Restarts for unspecified NCCL errors", **crash),  # no mode: another crash
+        _incident(9, title="ECC errors again", **crash),
+    ]
+    # 3 means the drift just before it, not the older divergence of its mode; 6 the NaN its key
+    # already names, not the spike in between; 9 the ECC errors, not the crash of unknown cause
+    assert _groups(records) == [["INC-0001"], ["INC-0002", "INC-0003"], ["INC-0004", "INC-0006"], ["INC-0005"],
+                                ["INC-0007", "INC-0009"], ["INC-0008"]]
+
+
 def test_a_clause_that_clears_something_names_no_failure() -> None:
     cleared = _incident(1, keywords=["exit code -7", "gpu and cpu memory looked fine", "no error text"])
     blamed = _incident(2, keywords=["killed (-9) during cpu offload"])
@@ -193,6 +224,8 @@ def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
     ("the hang went away with NCCL_P2P_DISABLE=1", "host.pcie-p2p-blocked"),
     ("disabling p2p fixed the deadlock", "host.pcie-p2p-blocked"),
     ("the barrier timed out while rank 0 tokenized", "nccl.collective-timeout"),
+    ("leaked shared_memory objects after a killed run", "host.stale-shared-memory"),  # Python's module name
+    ("shared_memory could not be created", "host.shared-memory"),
 ])
 def test_the_words_operators_use_name_the_failure(text: str, mode: str) -> None:
     assert [m.id for m in suggest_modes(text)][:1] == [mode]
@@ -276,11 +309,11 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 
 
 # (corpus, least incidents, least labels, precision floor, recall floor). The issue asks for 0.9 on
-# both; the floors are what the grouping reaches today (see the realworld README for why not more),
-# so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
+# both of realworld; the other floors are what the grouping reaches today (see each README for why
+# not more), so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
 # showed were made for the general case, so it is no longer unseen, only harder.
-CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.86), (HELDOUT, 60, 30, 0.70, 0.75)]
+CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.75, 0.80)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,

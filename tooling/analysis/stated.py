@@ -3,8 +3,9 @@
 Logbooks seldom fill in ``repeat_of``; their authors write that a failure is back. Such a record
 repeats the incident it names by id ("the same hang as INC-0042"), else the latest
 earlier incident of the same place (its run, or its cluster) that shows the same failure: the
-same primary failure mode, or, where no earlier incident there has that mode, the same symptom
-("the same glitch" of a divergence whose first entry named no mode). Words never outweigh
+same key, else the same primary failure mode or, for the loss's symptoms, the same symptom ("the
+same glitch" of a divergence whose first entry named no mode); without a mode, the same
+symptom. Words never outweigh
 evidence: two incidents whose keys differ (Xid 79 and Xid 48) stay apart whatever their titles
 say, and ``not_repeat_of`` still wins (see :mod:`tooling.analysis.repeats`).
 
@@ -33,7 +34,11 @@ STATED = re.compile(
     r"|재발|다시 발생|또 발생|또다시|같은 (문제|오류|에러|증상|장애)|동일한 (문제|오류|에러|증상|장애)"
     # a failure that persists is the same one seen again: "still diverges", "keeps crashing"
     rf"|\b(still|keeps?( on)?|kept( on)?|continu(e|es|ed) to) {_PERSISTING}"
-    r"|\bpersist(s|ed|ing)?\b|\bnot (fixed|resolved|gone)\b|계속 (발생|실패|발산|멈)",
+    r"|\bpersist(s|ed|ing)?\b|\bnot (fixed|resolved|gone)\b|계속 (발생|실패|발산|멈)"
+    # a failure that struck another attempt as well: "diverged too", "also crashed", "every time"
+    rf"|\b{_PERSISTING} (too|as well)\b(?! (often|much|many|early|late|soon|slow|fast|quick|high|low|long|big|small))"
+    rf"|\balso {_PERSISTING}"
+    r"|\b(each|every) (time|restart|resume|attempt|retry)\b|매번|번번이",
     re.IGNORECASE)
 # "running again", "restarted again", "tried again": what people did or the run did next, not the failure
 _RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
@@ -44,6 +49,9 @@ _NO_SYMPTOM = ("other", "unknown")
 # Symptoms one failure shows by turns: a divergence ends in NaN, a spike that came back once
 # diverges the next time. "Again" of one of them may follow an entry filed as another.
 _KIN = {"nan": "loss", "divergence": "loss", "loss-spike": "loss"}
+# The loss's symptoms: one failure of the model shows them by turns, so "again" of one of them means
+# the latest of any; a crash or a hang "again" means one of its own mode, its causes are too many.
+_SHOWN_BY_MODEL = frozenset(_KIN.values())
 _INCIDENT_ID = re.compile(r"\bINC-[0-9]{4,}\b")
 
 
@@ -65,25 +73,17 @@ def named_incident(data: dict[str, Any], known: Container[str]) -> str | None:
 
 def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -> Iterator[tuple[str, str, str]]:
     """(incident, the earlier incident it says it repeats, the words that say so), in one pass
-    over ``views`` in detection order: the latest incident of each place and mode, and of each
-    place and symptom, is all that is kept."""
-    by_mode: dict[tuple[str, str], str] = {}
-    by_symptom: dict[tuple[str, str], str] = {}
-    known = {view.id for view in views}
+    over ``views`` in detection order: the latest incident of each place and key, mode and
+    symptom is all that is kept."""
+    latest, known = _Latest(), {view.id for view in views}
     for view in views:
-        identity, where = identities[view.id], view.where
-        mode = identity.mode.id if identity.mode is not None and not identity.mode.generic else None
-        symptom = _kin(view.data.get("symptom"))
+        identity = identities[view.id]
         phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
-            earlier = named_incident(view.data, known) or (by_mode.get((where, mode)) if mode else None)
-            if earlier is None and symptom not in _NO_SYMPTOM:
-                earlier = by_symptom.get((where, symptom))
+            earlier = named_incident(view.data, known) or latest.meant(view, identity)
             if earlier is not None and _compatible(identity, identities[earlier]):
                 yield view.id, earlier, phrase
-        if mode:
-            by_mode[(where, mode)] = view.id
-        by_symptom[(where, symptom)] = view.id
+        latest.add(view, identity)
 
 
 def stated_earlier(target: IncidentView, views: list[IncidentView],
@@ -93,15 +93,52 @@ def stated_earlier(target: IncidentView, views: list[IncidentView],
     phrase = stated_phrase(target.data) if target.repeat_of is None else None
     if phrase is None:
         return None
-    mine, symptom = identify(target), _kin(target.data.get("symptom"))
-    mode = mine.mode.id if mine.mode is not None and not mine.mode.generic else None
-    every = {v.id: v for v in views}
-    before = [v for v in reversed(views) if (v.detected, v.id) < (target.detected, target.id) and v.where == target.where]
-    same_mode = (v for v in before if mode and (m := identify(v).mode) is not None and m.id == mode)
-    same_symptom = (v for v in before if symptom not in _NO_SYMPTOM and _kin(v.data.get("symptom")) == symptom)
+    every, latest, mine = {v.id: v for v in views}, _Latest(), identify(target)
+    for view in views:
+        if (view.detected, view.id) < (target.detected, target.id) and view.where == target.where:
+            latest.add(view, identify(view))
     named = named_incident(target.data, every)
-    earlier = every[named] if named else next(same_mode, None) or next(same_symptom, None)
-    return (earlier.id, phrase) if earlier is not None and _compatible(mine, identify(earlier)) else None
+    earlier = named or latest.meant(target, mine)
+    return (earlier, phrase) if earlier is not None and _compatible(mine, identify(every[earlier])) else None
+
+
+class _Latest:
+    """The latest incident of each place by key, by mode and by symptom, as incidents are added
+    in detection order; and which of them a stated repeat means (:meth:`meant`)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, tuple[str, ...]], tuple[int, str]] = {}  # -> (order added, id)
+        self.by_mode: dict[tuple[str, str], tuple[int, str]] = {}
+        self.by_symptom: dict[tuple[str, str], tuple[int, str]] = {}
+        self.added = 0
+
+    def add(self, view: IncidentView, identity: Identity) -> None:
+        self.added += 1
+        at, where, mode = (self.added, view.id), view.where, _mode(identity)
+        if identity.key is not None:
+            self.by_key[(where, identity.key)] = at
+        if mode:
+            self.by_mode[(where, mode)] = at
+        self.by_symptom[(where, _kin(view.data.get("symptom")))] = at
+
+    def meant(self, view: IncidentView, identity: Identity) -> str | None:
+        """The earlier incident of ``view``'s place its words mean: the latest of its key (the
+        failure it is already known as), else of its mode, or of its symptom where the symptom is
+        the model's (a NaN "again" after a divergence: one family, whatever cause either was
+        found); without a mode, the latest of its symptom."""
+        where, mode, symptom = view.where, _mode(identity), _kin(view.data.get("symptom"))
+        if identity.key is not None and (found := self.by_key.get((where, identity.key))):
+            return found[1]
+        told = symptom not in _NO_SYMPTOM
+        same = [self.by_mode.get((where, mode)) if mode else None,
+                self.by_symptom.get((where, symptom)) if told and (symptom in _SHOWN_BY_MODEL or not mode) else None]
+        found = max((f for f in same if f is not None), default=None)
+        return found[1] if found else None
+
+
+def _mode(identity: Identity) -> str | None:
+    """The specific failure mode an incident shows, if any (a catch-all tells nothing)."""
+    return identity.mode.id if identity.mode is not None and not identity.mode.generic else None
 
 
 def _kin(symptom: Any) -> str:
