@@ -75,10 +75,18 @@ _BY_MESSAGE = {os.strerror(n).lower(): n for n in errno_module.errorcode if os.s
 _MESSAGE_LIST = sorted(_BY_MESSAGE)
 
 
+ERRNO_MESSAGES = [re.escape(m) for m in _MESSAGE_LIST]  # as patterns: recognising scans them with its own
+
+
+def errno_of_message(index: int) -> int:
+    """The errno whose message is ``ERRNO_MESSAGES[index]``."""
+    return _BY_MESSAGE[_MESSAGE_LIST[index]]
+
+
 @lru_cache(maxsize=1)
 def _messages() -> Matcher:
     """Every errno message at once: one automaton instead of a 130-way regex alternation."""
-    return Matcher([re.escape(m) for m in _MESSAGE_LIST], first_only=True)
+    return Matcher(ERRNO_MESSAGES, first_only=True)
 _SIGNALS = {s.name: int(s) for s in signal_module.Signals}
 
 
@@ -116,9 +124,11 @@ def _unique(values: list) -> tuple:  # type: ignore[type-arg]
     return tuple(dict.fromkeys(v for v in values if v is not None and v != ""))
 
 
-def _errnos(text: str, *, messages: bool = True) -> list[int]:
+def _errnos(text: str, lower: str, *, messages: bool = True) -> list[int]:
     found = []
-    for match in _ERRNO.finditer(text):
+    # most lines quote no errno: two substring tests spare them the expression's scan
+    written = "errno" in lower or ("E" in text and ERRNO_NAME.search(text) is not None)
+    for match in _ERRNO.finditer(text) if written else ():
         number = match.group(1) or match.group(2)
         name = match.group(3)
         if number:
@@ -126,7 +136,7 @@ def _errnos(text: str, *, messages: bool = True) -> list[int]:
         elif name and name.upper() in _BY_NAME and name.isupper():
             found.append(_BY_NAME[name.upper()])
     if messages:
-        found += [_BY_MESSAGE[_MESSAGE_LIST[i]] for i in _messages().matching(text)]
+        found += [errno_of_message(i) for i in _messages().matching(text)]
     return found
 
 
@@ -189,8 +199,7 @@ def identifying(text: str, *, messages: bool = True) -> dict[str, tuple[int, ...
     only codes written as codes (``[Errno 28]``, ``ENOSPC``), not an errno's message."""
     lower = text.lower()
     return {"xid": _when(_XID_MARKS, lower, lambda: [int(m.group(1) or m.group(2)) for m in _XID.finditer(text)]),
-            "errno": _unique(_errnos(text, messages=messages))
-            if messages or "errno" in lower or ERRNO_NAME.search(text) else (),
+            "errno": _unique(_errnos(text, lower, messages=messages)),
             "exit": _when(("exit",), lower, lambda: _exits(text))}
 
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Iterable
 
 from tooling.failures.catalogue import Catalogue, FailureMode, catalogue
-from tooling.failures.codes import ERRNO_NAME, Codes, codes, identifying
+from tooling.failures.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, errno_of_message, identifying
 from tooling.failures.engine import Matcher
 from tooling.failures.hangul import nfc
 
@@ -67,7 +67,9 @@ class Recogniser:
     def __init__(self, modes: Catalogue) -> None:
         self.catalogue = modes
         self.owner = [(mode, pattern) for mode in modes.modes for pattern in mode.recognisers]
-        self.lines = Matcher([p for _, p in self.owner], first_only=True)
+        # errno messages ("No space left on device") in the same automaton: one scan of a line
+        # finds its modes and the errnos it names in words
+        self.lines = Matcher([p for _, p in self.owner] + ERRNO_MESSAGES, first_only=True)
         self.words = [(mode, pattern) for mode in modes.modes for pattern in mode.keywords]
         self.keywords = Matcher([p for _, p in self.words], first_only=True)
         self.by_code = {(kind, code): mode for mode in modes.modes
@@ -75,9 +77,12 @@ class Recogniser:
                         for code in values}
 
     def line(self, text: str) -> Recognition:
-        found = identifying(text)
+        found, matched, known = identifying(text, messages=False), self.lines.matching(text), len(self.owner)
+        said = [errno_of_message(i - known) for i in matched if i >= known]
+        if said:
+            found["errno"] = tuple(dict.fromkeys([*found["errno"], *said]))
         fits = self.coded(found)
-        for index in self.lines.matching(text):
+        for index in (i for i in matched if i < known):
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
         if not fits:
