@@ -313,7 +313,7 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # not more), so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
 # showed were made for the general case, so it is no longer unseen, only harder.
-CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.75, 0.80)]
+CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.78, 0.80)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,

@@ -138,8 +138,9 @@ def recogniser() -> Recogniser:
 
 
 _DIGITS = re.compile(r"[0-9]{4,}")  # steps, PIDs, sequence numbers; short numbers can be codes
-# where numbers are codes (Xid 79, [Errno 28], exit code 137, status=12): such lines keep them
-_NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code")
+# where numbers are codes (Xid 79, [Errno 28], exit code 137, status=12) or a count that names the
+# failure (2016/2048 clients joined: a store overwhelmed at scale): such lines keep them
+_NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code", "clients joined")
 
 
 def recognise(text: str) -> Recognition:
