@@ -465,3 +465,16 @@ def test_a_vaguer_line_right_after_a_failure_it_is_a_form_of_is_that_failure(tmp
     assert [d["failure_mode"] for d in scan_json("rdzv.log", cwd=tmp_path)] == ["network.port-in-use"]
     (tmp_path / "alone.log").write_text(lines[1] + "\n")  # alone it is the rendezvous that failed
     assert [d["failure_mode"] for d in scan_json("alone.log", cwd=tmp_path)] == ["network.rendezvous-failure"]
+
+
+def test_an_allocation_of_an_impossible_size_is_the_aftermath_not_an_out_of_memory(tmp_path: Path) -> None:
+    # a broadcast that timed out left garbage where a buffer's size should be: not memory pressure,
+    # while a real out-of-memory is the failure the others' timeout waited on
+    bogus = "[rank5]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate more than 1EB memory."
+    real = "[rank5]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
+    for name, line, drafts in (("bogus.log", bogus, ["nccl.collective-timeout"]),
+                               ("real.log", real, ["cuda.oom"])):
+        (tmp_path / name).write_text(WATCHDOG.format(at="03:31:00.000000", timeout="", ran="unknown") + f"\n{line}\n")
+        assert [d["failure_mode"] for d in scan_json(name, cwd=tmp_path)] == drafts
+    (tmp_path / "alone.log").write_text(bogus + "\n")
+    assert [d["failure_mode"] for d in scan_json("alone.log", cwd=tmp_path)] == ["cuda.impossible-allocation"]
