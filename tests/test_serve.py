@@ -178,3 +178,4 @@ def test_a_port_taken_after_the_check_is_the_same_one_line(repo: Path, tmp_path:
     assert stderr.splitlines()[-1] == (f"tooling: error: --dev-addr 127.0.0.1:{port}: cannot listen there: address "
                                        "already in use; expected a free port of this machine, such as 127.0.0.1:8001")
     assert "Traceback" not in stderr and stderr.count("tooling: error:") == 1
+    assert " - " not in stderr, stderr  # nor mkdocs' build log ("INFO    -  Building documentation...")

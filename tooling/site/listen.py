@@ -4,14 +4,17 @@ so that its own failure to listen says the same one line.
 The check cannot close the race: another process can take the port in the seconds between it
 and mkdocs' bind (which comes after mkdocs' first build), and mkdocs answers that with a
 traceback. So `tooling serve` starts mkdocs through :func:`main` here (``python -m
-tooling.site.listen``), which turns a failed bind into the check's error, exit 1.
+tooling.site.listen``), which turns a failed bind into the check's error, exit 1, and keeps
+mkdocs' build log back until it listens, so that the error is all such a run says.
 """
 from __future__ import annotations
 
 import errno
+import io
+import logging
 import socket
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from tooling.error_handler import run_handled
 from tooling.errors import UserError
@@ -51,21 +54,54 @@ def main(argv: list[str]) -> int:
     from mkdocs.__main__ import cli  # imported here: `tooling serve` itself does not need mkdocs'
     from mkdocs.livereload import LiveReloadServer
 
-    bind = LiveReloadServer.server_bind
+    bind, held = LiveReloadServer.server_bind, _Held()
 
     def server_bind(server: Any) -> None:
         try:
             bind(server)
         except OSError as exc:
+            held.drop()
             raise cannot_listen(dev_addr, exc) from None
+        held.release()
 
     LiveReloadServer.server_bind = server_bind  # type: ignore[method-assign]
 
     def serve() -> int:
-        cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file], prog_name="mkdocs")
+        try:
+            cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file], prog_name="mkdocs")
+        finally:
+            held.release()  # a build that failed before listening says why
         return 0  # not reached: click ends the process with mkdocs' own status
 
     return run_handled(serve)
+
+
+class _Held:
+    """Standard error, kept in memory from now until :meth:`release` writes it out (or
+    :meth:`drop` forgets it); mkdocs' log handler, made meanwhile, then writes to the real one."""
+
+    def __init__(self) -> None:
+        self.real: TextIO = sys.stderr
+        self.kept: io.StringIO | None = io.StringIO()
+        sys.stderr = self.kept
+
+    def release(self) -> None:
+        if self.kept is not None:
+            text = self._restore()
+            self.real.write(text)
+            self.real.flush()
+
+    def drop(self) -> None:
+        if self.kept is not None:
+            self._restore()
+
+    def _restore(self) -> str:
+        kept, self.kept = self.kept, None
+        sys.stderr = self.real
+        for handler in [*logging.getLogger("mkdocs").handlers, *logging.getLogger().handlers]:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is kept:
+                handler.setStream(self.real)
+        return kept.getvalue() if kept is not None else ""
 
 
 if __name__ == "__main__":
