@@ -147,7 +147,9 @@ def test_a_failure_that_persists_is_said_to_be_back_and_a_nan_may_follow_a_diver
     ("BNB experiment 6 diverged too", "diverged too"), ("The second attempt failed too", "failed too"),
     ("It also crashed on the new image", "also crashed"), ("NaNs after every restart", "every restart"),
     ("Stops learning, only later each time", "each time"), ("이번에도 매번 발산", "매번"),
-    ("Preemptions happen too often", None), ("It crashed too early to tell", None), ("Loss too high", None)])
+    ("Preemptions happen too often", None), ("It crashed too early to tell", None), ("Loss too high", None),
+    ("Rolled back to 34000 and LR halved once more", None), ("Rolled back again, data reshuffled", None),
+    ("Hung in the all-reduce again", "again"), ("Diverging once more", "once more")])
 def test_a_failure_that_struck_another_attempt_too_is_said_to_be_back(text: str, phrase: str | None) -> None:
     assert stated_phrase({"title": text}) == phrase
 
@@ -166,11 +168,23 @@ def test_a_stated_repeat_means_the_latest_of_its_failure_there() -> None:
         _incident(7, title="Restarts for ECC errors", **crash),
         _incident(8, title="Restarts for unspecified NCCL errors", **crash),  # no mode: another crash
         _incident(9, title="ECC errors again", **crash),
+        _incident(10, title="Large loss spike that recovered on its own", **{**loss, "symptom": "loss-spike"}),
+        _incident(11, title="Diverging again; restarted with reshuffled data", **loss),
     ]
     # 3 means the drift just before it, not the older divergence of its mode; 6 the NaN its key
-    # already names, not the spike in between; 9 the ECC errors, not the crash of unknown cause
-    assert _groups(records) == [["INC-0001"], ["INC-0002", "INC-0003"], ["INC-0004", "INC-0006"], ["INC-0005"],
-                                ["INC-0007", "INC-0009"], ["INC-0008"]]
+    # already names, not the spike in between; 9 the ECC errors, not the crash of unknown cause;
+    # 11 the divergence, not the spike between them that recovered
+    assert _groups(records) == [["INC-0001"], ["INC-0002", "INC-0003"], ["INC-0004", "INC-0006", "INC-0011"],
+                                ["INC-0005"], ["INC-0007", "INC-0009"], ["INC-0008"], ["INC-0010"]]
+
+
+def test_an_error_quoted_among_the_words_names_its_mode() -> None:
+    quoted = _incident(1, title="Dataloader workers crash at epoch 3", keywords=["received 0 items of ancdata"])
+    # where the words already name another mode as much, the quote does not tip it
+    both = _incident(2, title="Too many open files with 8 workers",
+                     keywords=["unable to open shared memory object", "raise ulimit -n"])
+    assert [identify(v).mode.id for v in analyse([quoted, both], now=NOW).incidents] == \
+        ["host.too-many-open-files", "host.too-many-open-files"]
 
 
 def test_a_clause_that_clears_something_names_no_failure() -> None:
@@ -291,6 +305,7 @@ def test_repeats_table_on_a_terminal_width() -> None:
 LABELLED = CORPUS / "repeats"
 REALWORLD = CORPUS / "realworld"
 HELDOUT = CORPUS / "heldout-repeats"
+HELDOUT_2 = CORPUS / "heldout-repeats-2"
 
 
 def _pairs(groups: list[list[str]]) -> set[tuple[str, str]]:
@@ -312,8 +327,10 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # both of realworld; the other floors are what the grouping reaches today (see each README for why
 # not more), so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
-# showed were made for the general case, so it is no longer unseen, only harder.
-CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.78, 0.80)]
+# showed were made for the general case, so it is no longer unseen, only harder. heldout-repeats-2,
+# labelled the same way from other sources later, scored 0.72 / 0.58 blind (its README).
+CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.78, 0.80),
+           (HELDOUT_2, 50, 20, 0.78, 0.66)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,

@@ -45,18 +45,23 @@ STATED = re.compile(
 _STATED_WORDS = ("again", "once more", "recurr", "before", "same", "similar", "still", "keep", "kept", "continu",
                  "persist", "not ", "too", "as well", "also", "each ", "every ",
                  "재발", "발생", "또다시", "같은", "동일한", "계속", "매번", "번번이")
-# "running again", "restarted again", "tried again": what people did or the run did next, not the failure
-_RECOVERY = re.compile(r"\b(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
+# "running again", "restarted again", "LR halved once more": what people did or the run did next,
+# not the failure
+_RECOVERY = re.compile(r"(?<![\w-])(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
                        r"|learning|(re)?start(s|ed|ing)?|resum(e|es|ed|ing)|tr(y|ies|ied|ying)|retr(y|ies|ied|ying)"
                        r"|re-?ran|rerun|re-?submit(s|ted|ting)?|submit(s|ted|ting)?|re-?launch(es|ed|ing)?|launch(es|ed|ing)?"
-                       r"|run|ran|check(s|ed|ing)?)\s+again\b", re.IGNORECASE)
+                       r"|run|ran|check(s|ed|ing)?"
+                       # what people did to the run: "LR halved once more", "rolled back again"
+                       r"|halv(e|es|ed|ing)|lower(s|ed|ing)?|reduc(e|es|ed|ing)|cut|rais(e|es|ed|ing)"
+                       r"|increas(e|es|ed|ing)|rolled back|roll(s|ing)? back|reshuffl(e|es|ed|ing)"
+                       r"|skipp(ed|ing)|patch(es|ed|ing)?|fix(es|ed|ing)?)\s+(again|once more)\b", re.IGNORECASE)
 _NO_SYMPTOM = ("other", "unknown")
-# Symptoms one failure shows by turns: a divergence ends in NaN, a spike that came back once
-# diverges the next time. "Again" of one of them may follow an entry filed as another.
-_KIN = {"nan": "loss", "divergence": "loss", "loss-spike": "loss"}
-# The loss's symptoms: one failure of the model shows them by turns, so "again" of one of them means
-# the latest of any; a crash or a hang "again" means one of its own mode, its causes are too many.
-_SHOWN_BY_MODEL = frozenset(_KIN.values())
+# Symptoms one failure shows by turns: a divergence ends in NaN. "Again" of one of them may follow
+# an entry filed as the other. Not a spike: one that recovered is not the divergence that came back.
+_KIN = {"nan": "loss", "divergence": "loss"}
+# The model's symptoms: "again" of one of them means the latest entry that showed it, whatever cause
+# either was found; a crash or a hang "again" means one of its own mode, its causes are too many.
+_SHOWN_BY_MODEL = frozenset([*_KIN.values(), "loss-spike"])
 _INCIDENT_ID = re.compile(r"\bINC-[0-9]{4,}\b")
 
 
@@ -66,7 +71,8 @@ def stated_phrase(data: dict[str, Any]) -> str | None:
     lower = "\n".join(texts).lower()
     if not any(word in lower for word in _STATED_WORDS):
         return None  # most records say nothing of the kind: spare them the expression's scan
-    found = (STATED.search(_RECOVERY.sub(" ", text) if "again" in text.lower() else text) for text in texts)
+    found = (STATED.search(_RECOVERY.sub(" ", text) if "again" in text.lower() or "once more" in text.lower()
+                           else text) for text in texts)
     return next((match.group(0) for match in found if match), None)
 
 

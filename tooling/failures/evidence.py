@@ -106,8 +106,8 @@ def _description(data: dict[str, Any]) -> str:
 
 
 def named_modes(text: str) -> list[FailureMode]:
-    """The specific modes a description names, by their keywords or by a code it quotes ("killed,
-    exit code 137"), without those a more particular named one refines ("a flapping IB link
+    """The specific modes a description names, by their keywords, by a code it quotes ("killed,
+    exit code 137") or by an error message it quotes, without those a more particular named one refines ("a flapping IB link
     broke NCCL's connections" is the flapping link, not any network error)."""
     return [mode for mode, _ in _named(text)]
 
@@ -118,6 +118,11 @@ def _named(text: str) -> list[tuple[FailureMode, int]]:
     named: dict[str, list] = {m.id: [m, n] for m, n in suggest_counted(text) if not m.generic}  # type: ignore[type-arg]
     for mode in coded(text):
         named.setdefault(mode.id, [mode, 0])[1] += 1
+    # an error message quoted among the words names its mode ("received 0 items of ancdata"), as
+    # much as one keyword: where the words already name that mode, the quote adds nothing
+    quoted = recognise(text).mode
+    if quoted is not None and not quoted.generic:
+        named.setdefault(quoted.id, [quoted, 1])
     pairs = sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0]))
     if not modes.refined.intersection(named):
         return pairs
