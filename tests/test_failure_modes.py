@@ -352,7 +352,7 @@ def test_the_held_out_table_is_sourced_new_and_names_known_modes() -> None:
     assert {mode for mode, _ in HELD_OUT} - {None} <= set(IDS)
     known = {line for _, line in EVIDENCE} | set(NORMAL)
     assert [line for _, line in HELD_OUT if line in known] == []
-    assert (len(HELD_OUT), sum(mode is None for mode, _ in HELD_OUT)) == (251, 78)
+    assert (len(HELD_OUT), sum(mode is None for mode, _ in HELD_OUT)) == (308, 98)
 
 
 @pytest.mark.parametrize(("mode_id", "line"), HELD_OUT, ids=[f"{m}-{n}" for n, (m, _) in enumerate(HELD_OUT)])
