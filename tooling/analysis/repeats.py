@@ -142,11 +142,16 @@ def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: In
                       limit: int = 5) -> list[tuple[str, Message]]:
     """(incident id, why) for the incidents ``target`` most likely repeats: the one its own words
     say it repeats, then the same key, then similar wording."""
-    key = identify(target).key
-    said = stated_earlier(target, views, identify)
+    known: dict[str, Identity] = {}  # each incident identified once, for the words and the key alike
+
+    def identity(view: IncidentView) -> Identity:
+        return known[view.id] if view.id in known else known.setdefault(view.id, identify(view))
+
+    key = identity(target).key
+    said = stated_earlier(target, views, identity)
     stated = [(said[0], message(STATED, phrase=said[1].lower()))] if said else []
     same = [(v.id, why) for v in reversed(views) if v.id != target.id and key is not None
-            and (found := identify(v)).key == key and (why := found.same) is not None]
+            and (found := identity(v)).key == key and (why := found.same) is not None]
     by_text = [(s.similar, message(SIMILAR, score=f"{s.score:.2f}")) for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
     return [(i, why) for i, why in stated + same + by_text

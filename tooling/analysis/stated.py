@@ -71,8 +71,7 @@ def stated_phrase(data: dict[str, Any]) -> str | None:
     lower = "\n".join(texts).lower()
     if not any(word in lower for word in _STATED_WORDS):
         return None  # most records say nothing of the kind: spare them the expression's scan
-    found = (STATED.search(_RECOVERY.sub(" ", text) if "again" in text.lower() or "once more" in text.lower()
-                           else text) for text in texts)
+    found = (STATED.search(_RECOVERY.sub(" ", text)) for text in texts)
     return next((match.group(0) for match in found if match), None)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooling.failures.catalogue import FailureMode, catalogue
-from tooling.failures.recognise import Recognition, coded, recognise, suggest_counted
+from tooling.failures.recognise import Recognition, coded, recognise, recogniser, suggest_counted
 from tooling.failures.signatures import is_boilerplate, is_progress
 
 
@@ -107,8 +107,9 @@ def _description(data: dict[str, Any]) -> str:
 
 def named_modes(text: str) -> list[FailureMode]:
     """The specific modes a description names, by their keywords, by a code it quotes ("killed,
-    exit code 137") or by an error message it quotes, without those a more particular named one refines ("a flapping IB link
-    broke NCCL's connections" is the flapping link, not any network error)."""
+    exit code 137") or by an error message it quotes, without those a more particular named one
+    refines ("a flapping IB link broke NCCL's connections" is the flapping link, not any network
+    error)."""
     return [mode for mode, _ in _named(text)]
 
 
@@ -119,8 +120,9 @@ def _named(text: str) -> list[tuple[FailureMode, int]]:
     for mode in coded(text):
         named.setdefault(mode.id, [mode, 0])[1] += 1
     # an error message quoted among the words names its mode ("received 0 items of ancdata"), as
-    # much as one keyword: where the words already name that mode, the quote adds nothing
-    quoted = recognise(text).mode
+    # much as one keyword: where the words already name that mode, the quote adds nothing (read
+    # past recognise's cache of line shapes: a description's words seldom come twice)
+    quoted = recogniser().line(text).mode
     if quoted is not None and not quoted.generic:
         named.setdefault(quoted.id, [quoted, 1])
     pairs = sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0]))
