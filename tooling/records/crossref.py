@@ -18,7 +18,7 @@ from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
 from tooling.records.overlay_rules import check_overlays
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
-from tooling.records.time_rules import check_times
+from tooling.records.time_rules import check_clock, check_times
 
 
 class Index:
@@ -230,6 +230,7 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime,
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
     found.extend(check_drafts(records, index, now))
+    found.extend(check_clock(records, now))
     found.extend(check_ladder_coverage(records, index))
     found.extend(check_overlays(records, index.by_kind))
     for rule in RULES:

@@ -6,14 +6,18 @@
   the same range, so that what one accepts the validator never rejects.
 - ``time-order``: times of one record that go backwards (an incident detected before it
   started, a timeline entry before the one above it, an on-call shift that ends before it starts).
+- ``clock-skew`` (warning): a time that says when something happened (a heartbeat, a scheduler
+  event, a detection) later than now: the clock of the machine that wrote it runs fast
+  (:mod:`tooling.records.clock`). One finding per field, naming how many more of its list are.
 """
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from typing import Any, Iterator
 
-from tooling.records.findings import Finding
-from tooling.records.locate import Keys, finding_at
+from tooling.records.clock import span, value_ahead
+from tooling.records.findings import Finding, Severity
+from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time, same_or_later
 
 # Dates a training record can sanely hold. Outside this, a typo (0001-01-01) would make every
@@ -27,6 +31,15 @@ _TIME_PATHS: dict[str, tuple[str, ...]] = {
                    "review.date"),
     "run": ("last_good_checkpoint.saved_at", "debugging.*.since", "oncall.shifts.*.start",
             "oncall.shifts.*.end", "updated_at"),
+}
+
+# The times of _TIME_PATHS (and the feed's) that say when something happened, which cannot be
+# later than now: a due date, a shift or a review meeting may be
+_HAPPENED: dict[str, tuple[str, ...]] = {
+    "incident": ("started_at", "detected_at", "mitigated_at", "resolved_at", "timeline.*.at"),
+    "postmortem": ("created", "reviewed_on", "timeline.*.at", "action_items.*.done_on"),
+    "run": ("feed.heartbeat_at", "feed.events.*.at", "feed.samples.*.at", "last_good_checkpoint.saved_at",
+            "debugging.*.since", "updated_at"),
 }
 
 
@@ -95,3 +108,19 @@ def _has(data: dict[str, Any] | list[Any], key: str | int) -> bool:
 
 def _name(keys: Keys) -> str:
     return ".".join(f"[{k}]" if isinstance(k, int) else k for k in keys).replace(".[", "[")
+
+
+def check_clock(records: list[Record], now: datetime) -> Iterator[Finding]:
+    """clock-skew (warning): for each field of _HAPPENED, its first value ahead of ``now``."""
+    for record in records:
+        for path in _HAPPENED.get(record.kind, ()):
+            ahead = [(keys, value, gap) for keys, value in _expand(record.data, path.split("."), [])
+                     if (gap := value_ahead(value, now)) is not None]
+            if not ahead:
+                continue
+            keys, value, gap = ahead[0]
+            more = f", and {len(ahead) - 1} more of {path.split('.*')[0]}" if len(ahead) > 1 else ""
+            yield Finding(record.path, *locate(record.path, keys), "clock-skew",
+                          f"{_name(keys)} {value} is {span(gap)} ahead of now ({now.isoformat()}){more}; expected "
+                          "a time that has come (the clock of the machine that wrote it runs fast?)",
+                          Severity.WARNING)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
 from tooling.failures.filing import as_json, values_for
+from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time
@@ -42,6 +43,8 @@ class Threshold:
     minutes: float
     source: str  # where the minutes came from, for the hang's notes
     going: bool  # False: the run record says the run ended (no progress is expected)
+    beat_ahead: str | None = None  # the run record's heartbeat, when it is ahead of now (a fast clock)
+    notice: str | None = None  # what the person running the watch is told of that heartbeat
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ class StallRule:
     """How long without progress is a hang: --stall-after, else the run record's
     feed.stall_after_minutes, else 30 minutes. The run record is read again at most once a
     minute, so that a changed threshold, an ended run or a recent heartbeat of the training loop
-    (feed.heartbeat_at: it reports progress its log may not show) counts."""
+    (feed.heartbeat_at: it reports progress its log may not show) counts. A heartbeat ahead of
+    now (the clock of the node that wrote it runs fast) says nothing of when progress was made:
+    it is said, and the logs' progress lines, seen by this watch's clock, are all that counts."""
     root: Path
     run: str | None
     flag: float | None
@@ -72,8 +77,14 @@ class StallRule:
         else:
             minutes, source = DEFAULT_STALL_MINUTES, "the default"
         beat = parse_time(str(feed.get("heartbeat_at"))) if feed.get("heartbeat_at") else None
-        recent = beat is not None and now - beat < timedelta(minutes=minutes)
-        return Threshold(minutes, source, going and not recent)
+        skew = ahead(beat, now) if beat is not None else None
+        recent = beat is not None and skew is None and now - beat < timedelta(minutes=minutes)
+        if skew is None:
+            return Threshold(minutes, source, going and not recent)
+        notice = (f"run {self.run}: feed.heartbeat_at {feed['heartbeat_at']} is {span(skew)} ahead of this clock "
+                  f"({now.replace(microsecond=0).isoformat()}): the clock of the node that wrote it runs fast; "
+                  "not taken as progress, only the logs' progress lines count")
+        return Threshold(minutes, source, going, str(feed["heartbeat_at"]), notice)
 
 
 class Watcher:
@@ -81,6 +92,8 @@ class Watcher:
                  rule: StallRule, clock: Callable[[], datetime], emit: Callable[[Outcome], None]) -> None:
         self.root, self.where, self.state, self.rule, self.clock, self.emit = root, where, state, rule, clock, emit
         self._threshold: tuple[datetime, Threshold] | None = None  # when read, what
+        self._notices: list[str] = []
+        self._said_ahead: str | None = None  # the heartbeat ahead of now last said, said once
         self.logs = []
         for path in logs:
             saved = state.logs.get(str(path.absolute()), LogOffsets())
@@ -127,6 +140,9 @@ class Watcher:
         if self._threshold is None or abs(now - self._threshold[0]) >= RULE_EVERY:
             self._threshold = (now, self.rule.read(now))
         threshold = self._threshold[1]
+        if threshold.notice is not None and threshold.beat_ahead != self._said_ahead:
+            self._said_ahead = threshold.beat_ahead
+            self._notices.append(threshold.notice)
         if not threshold.going or not stall.due(now, threshold.minutes):
             return []
         values = hang_values(stall.last, now=now, minutes=threshold.minutes, source=threshold.source,
@@ -135,7 +151,8 @@ class Watcher:
         return [Found(values, 1, hang_json(stall.last, values, threshold.minutes))]
 
     def notices(self) -> list[str]:
-        said = [n for log in self.logs for n in log.notices]
+        said = [*self._notices, *(n for log in self.logs for n in log.notices)]
+        self._notices.clear()
         for log in self.logs:
             log.notices.clear()
         return said
