@@ -1,13 +1,23 @@
 """Fixtures: throwaway record repositories."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from support import CORPUS
+
+# Property tests: a few hundred examples in every run ("default", also as "ci"), many more with
+# --hypothesis-profile=long (or HYPOTHESIS_PROFILE=long). No example database: runs stay alike.
+settings.register_profile("default", max_examples=200, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", parent=settings.get_profile("default"))
+settings.register_profile("long", parent=settings.get_profile("default"), max_examples=5_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture
