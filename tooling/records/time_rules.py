@@ -8,7 +8,7 @@
   started, a timeline entry before the one above it, an on-call shift that ends before it starts).
 - ``clock-skew`` (warning): a time that says when something happened (a heartbeat, a scheduler
   event, a detection) later than now: the clock of the machine that wrote it runs fast
-  (:mod:`tooling.records.clock`). One finding per field, naming how many more of its list are.
+  (:mod:`tooling.records.clock`). One finding per field, at the time furthest ahead.
 """
 from __future__ import annotations
 
@@ -111,16 +111,19 @@ def _name(keys: Keys) -> str:
 
 
 def check_clock(records: list[Record], now: datetime) -> Iterator[Finding]:
-    """clock-skew (warning): for each field of _HAPPENED, its first value ahead of ``now``."""
+    """clock-skew (warning): for each field of _HAPPENED, the value furthest ahead of ``now``.
+
+    The message names a list's field without the item's place (the finding's line has it): a
+    machine that appends to the list, or drops its oldest items, leaves the message as it was, so
+    its write is no new warning to refuse (:func:`tooling.records.edit.rewrite`)."""
     for record in records:
         for path in _HAPPENED.get(record.kind, ()):
-            ahead = [(keys, value, gap) for keys, value in _expand(record.data, path.split("."), [])
+            ahead = [(gap, keys, value) for keys, value in _expand(record.data, path.split("."), [])
                      if (gap := value_ahead(value, now)) is not None]
             if not ahead:
                 continue
-            keys, value, gap = ahead[0]
-            more = f", and {len(ahead) - 1} more of {path.split('.*')[0]}" if len(ahead) > 1 else ""
+            gap, keys, value = max(ahead, key=lambda found: found[0])
+            named = f"a time of {path.split('.*')[0]}, {value}," if "*" in path else f"{path} {value}"
             yield Finding(record.path, *locate(record.path, keys), "clock-skew",
-                          f"{_name(keys)} {value} is {span(gap)} ahead of now ({now.isoformat()}){more}; expected "
-                          "a time that has come (the clock of the machine that wrote it runs fast?)",
-                          Severity.WARNING)
+                          f"{named} is {span(gap)} ahead of now ({now.isoformat()}); expected a time that "
+                          "has come (the clock of the machine that wrote it runs fast?)", Severity.WARNING)
