@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta, timezone
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Callable
 
 import jinja2
 from babel.dates import format_date, format_skeleton
 from babel.lists import format_list
-from babel.numbers import format_decimal
+from babel.numbers import get_decimal_symbol, get_group_symbol, get_minus_sign_symbol
 from markupsafe import Markup
 
 from tooling.analysis.incidents import IncidentView
@@ -59,13 +59,20 @@ def month_day(value: date, *, t: Edition = ENGLISH) -> str:
 
 
 def _decimal(value: float, spec: str, t: Edition) -> str:
-    """``value`` by a Python format spec in English, by the same Babel pattern elsewhere."""
-    if t.default:
-        return format(value, spec)
-    return format_decimal(value, _PATTERNS[spec], locale=t.locale)
+    """``value`` by a Python format spec in every edition, with the locale's separators and
+    minus sign. The digits are Python's in each edition (one rounding, the same figures), and
+    every spec a template can pass is known to every locale: a table of Babel patterns per spec
+    had only the specs written down then, and ``fixed(2)`` broke the Korean build."""
+    text = format(value, spec)
+    return text if t.default else text.translate(_symbols(t.lang))
 
 
-_PATTERNS = {",.0f": "#,##0", ",.1f": "#,##0.0", ".0f": "0", ".1f": "0.0", ",": "#,##0.###", "g": "0.###"}
+@lru_cache(maxsize=None)
+def _symbols(lang: str) -> dict[int, str]:
+    """What Python writes (',' '.' '-') mapped to the locale's symbols, in one pass (a locale
+    may swap ',' and '.')."""
+    return str.maketrans({",": get_group_symbol(lang), ".": get_decimal_symbol(lang),
+                          "-": get_minus_sign_symbol(lang)})
 
 
 def grouped(value: float | int, *, t: Edition = ENGLISH) -> str:
