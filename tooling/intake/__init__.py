@@ -2,9 +2,11 @@
 
 The path of one import, one direction as everywhere else:
 
-    formats (rows with their line) -> mapping (which column is which field, value maps)
+    formats, jsonl (a table: rows with their line, every read bounded by bounds)
+      -> mapping (which column is which field, value maps)
       -> values (each cell as a field value) -> guesses (what a row lacks, each reported)
-      -> rows (one checked draft per row) -> history (rerun keys, then new_incident)
+      -> rows (one checked draft per row, its identity its content) -> history (rows imported
+      before skipped, then new_incident)
 
 Nothing is written until every row has become a valid draft: a bad mapping or a row that
 cannot be placed stops the import with located errors and an untouched repository.

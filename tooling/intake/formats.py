@@ -2,44 +2,30 @@
 
 CSV: a header row, then one row per incident, in any dialect ``csv.Sniffer`` recognises
 (comma, semicolon, tab or pipe; quoted cells may span lines); UTF-8, with or without a BOM.
-JSONL: one JSON object per line; a line that is not one stops the whole import (every bad
-line is listed) rather than being skipped, because a history with silent holes is worse than
-an error fixed in a minute. Markdown: a GitHub pipe table (``\\|`` is a pipe inside a cell,
+JSONL: one JSON object per line (jsonl.py). Markdown: a GitHub pipe table (``\\|`` is a pipe inside a cell,
 ``<br>`` a line break), the first in the file whose header names a mapped column.
+
+Everything read is bounded in bytes as well as in count (bounds.py), refused before the work
+it would cost.
 """
 from __future__ import annotations
 
 import codecs
 import csv
 import io
-import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from tooling.errors import UsageError, UserError
+from tooling.intake.bounds import MAX_BYTES, size, wide, within
+from tooling.intake.jsonl import read_jsonl
+from tooling.intake.table import Row, Table, cells
 from tooling.records.findings import Finding
 from tooling.records.reading import position, read_regular
 
-EXTRA = "(extra cells)"  # cells beyond the header: kept in notes, never silently dropped
 SUFFIXES = {".csv": "csv", ".tsv": "csv", ".txt": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl",
             ".md": "markdown", ".markdown": "markdown"}
-MAX_ERRORS = 20
-MAX_BYTES = 64 << 20  # 100,000 incidents are about 50 MB: anything larger is not a logbook
-
-
-@dataclass(frozen=True)
-class Row:
-    line: int
-    cells: dict[str, Any]
-
-
-@dataclass
-class Table:
-    columns: list[str]
-    header_lines: dict[str, int]  # column -> the line that names it (a JSONL key: where first seen)
-    rows: list[Row] = field(default_factory=list)
 
 
 def format_of(path: Path, given: str | None) -> str:
@@ -57,7 +43,7 @@ def read_table(path: Path, fmt: str, *, prefer: Iterable[str] = ()) -> Table:
     if fmt == "csv":
         return _csv(path, text)
     if fmt == "jsonl":
-        return _jsonl(path, text)
+        return read_jsonl(path, text)
     return _markdown(path, text, set(prefer))
 
 
@@ -99,20 +85,26 @@ def _dialect(text: str) -> type[csv.Dialect]:
 def _csv(path: Path, text: str) -> Table:
     reader = csv.reader(io.StringIO(text, newline=""), _dialect(text))
     table: Table | None = None
+    # csv's own limit (128 Ki characters a cell) would refuse in words of its own: a cell may be
+    # as long as the file (parsing it is quick), then the row's bytes meet the one bound of a row
+    limit = csv.field_size_limit(MAX_BYTES + 1)
     try:
         while True:
             start = reader.line_num + 1
-            cells = next(reader, None)
-            if cells is None:
+            found = next(reader, None)
+            if found is None:
                 break
-            if not cells:  # a blank line; a row of empty cells is reported by the import
+            if not found:  # a blank line; a row of empty cells is reported by the import
                 continue
+            within(path, start, sum(size(c) for c in found))
             if table is None:
-                table = _header(path, [c.strip() for c in cells], start)
+                table = _header(path, [c.strip() for c in found], start)
             else:
-                table.rows.append(Row(start, _cells(table.columns, cells)))
+                table.rows.append(Row(start, cells(table.columns, found)))
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.line_num}: {exc}; expected CSV with a header row") from None
+    finally:
+        csv.field_size_limit(limit)
     if table is None:  # else every mapped column would be reported missing from an empty header
         raise UserError(f"{path}:1:1: [empty-file] no header row (the file is empty or only blank lines); "
                         "expected CSV with a header row naming the columns")
@@ -120,6 +112,7 @@ def _csv(path: Path, text: str) -> Table:
 
 
 def _header(path: Path, names: list[str], line: int) -> Table:
+    wide(path, line, len(names))
     columns = [name or f"column {i}" for i, name in enumerate(names, 1)]
     seen: set[str] = set()
     for name in columns:
@@ -130,62 +123,36 @@ def _header(path: Path, names: list[str], line: int) -> Table:
     return Table(columns, {c: line for c in columns})
 
 
-def _cells(columns: list[str], values: list[str]) -> dict[str, Any]:
-    cells: dict[str, Any] = dict(zip(columns, values))
-    if len(values) > len(columns):
-        cells[EXTRA] = [v for v in values[len(columns):] if v.strip()]
-    return cells
-
-
-def _jsonl(path: Path, text: str) -> Table:
-    table, errors = Table([], {}), []
-    for number, line in enumerate(text.split("\n"), 1):  # not splitlines: U+2028 is text inside JSON
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line, parse_constant=_no_constant)
-        except (json.JSONDecodeError, ValueError) as exc:
-            col = getattr(exc, "colno", 1)
-            errors.append(f"{path}:{number}:{col}: {getattr(exc, 'msg', exc)}; expected one JSON object per line")
-            continue
-        if not isinstance(data, dict):
-            errors.append(f"{path}:{number}:1: a JSON {type(data).__name__}; expected one JSON object per line")
-            continue
-        for key in data:
-            if key not in table.header_lines:
-                table.columns.append(key)
-                table.header_lines[key] = number
-        table.rows.append(Row(number, data))
-    if errors:
-        more = f"\n... and {len(errors) - MAX_ERRORS} more" if len(errors) > MAX_ERRORS else ""
-        raise UserError("\n".join(errors[:MAX_ERRORS]) + more + "\n(nothing was imported)")
-    return table
-
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 _DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 
 
 def _markdown(path: Path, text: str, prefer: set[str]) -> Table:
-    lines = text.splitlines()
-    tables = [_table_at(lines, i) for i in range(len(lines) - 1)
-              if "|" in lines[i] and _DELIMITER.match(lines[i + 1]) and "-" in lines[i + 1]]
-    tables = [t for t in tables if t is not None]
+    lines, tables, index = text.splitlines(), [], 0
+    while index < len(lines) - 1:
+        table = _table_at(path, lines, index) if _starts_table(lines, index) else None
+        if table is None:
+            index += 1
+            continue
+        tables.append(table)
+        index += 2 + len(table.rows)  # a table's rows start no other: each line is read once
     if not tables:
         raise UserError(f"{path}: no markdown table found; expected a GitHub pipe table "
                         "(a header row, a row of |---|, then one row per incident)")
     return next((t for t in tables if prefer & set(t.columns)), tables[0])
 
 
-def _table_at(lines: list[str], start: int) -> Table | None:
+def _starts_table(lines: list[str], index: int) -> bool:
+    return "|" in lines[index] and "-" in lines[index + 1] and _DELIMITER.match(lines[index + 1]) is not None
+
+
+def _table_at(path: Path, lines: list[str], start: int) -> Table | None:
+    within(path, start + 1, size(lines[start]))
     names = [c.strip() for c in _split(lines[start])]
     if len(names) != len(_split(lines[start + 1])):
         return None  # not a table: the delimiter row must have a cell per header cell
+    wide(path, start + 1, len(names))
     columns = [name or f"column {i}" for i, name in enumerate(names, 1)]
     if len(set(columns)) != len(columns):
         return None
@@ -193,7 +160,8 @@ def _table_at(lines: list[str], start: int) -> Table | None:
     for index in range(start + 2, len(lines)):
         if "|" not in lines[index] or not lines[index].strip():
             break
-        table.rows.append(Row(index + 1, _cells(columns, _split(lines[index]))))
+        within(path, index + 1, size(lines[index]))
+        table.rows.append(Row(index + 1, cells(columns, _split(lines[index]))))
     return table
 
 

@@ -16,6 +16,7 @@ from tooling.failures.evidence import primary
 from tooling.failures.recognise import suggest
 from tooling.intake.dates import day_of
 from tooling.records.model import same_or_later
+from tooling.records.yaml_loader import MAX_INTEGER
 
 TITLE_WORDS = 80  # characters of a description that make a title
 _TIMES = re.compile(r"\b(?:happened|occurred|seen|hit us|recurred|repeated|observed|reproduced)\s+(?:again\s+)?"
@@ -159,8 +160,10 @@ def occurrences(g: Guessing) -> None:
     if found is None:
         return
     said = (found.group(1) or found.group(2)).lower()
+    if len(said) > len(str(MAX_INTEGER)):  # a count no record may hold: free text guesses nothing from it
+        return
     count = {"twice": 2, "thrice": 3}.get(said) or int(said)
-    if count > 1:
+    if 1 < count <= MAX_INTEGER:
         g.fill("occurrences", count, f"the text says {found.group(0)!r}")
 
 

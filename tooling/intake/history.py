@@ -3,15 +3,13 @@
 Planning touches nothing: a mapping that does not validate, a JSONL line that is not an object
 or a row that cannot be filed anywhere stops the import before the first record is written.
 Writing goes through ``new_incident`` (a commented, schema-checked file under the next free id,
-created atomically). A row whose rerun key (``imported from FILE row N`` in the notes of an
-incident) is in the repository already is reported as skipped, so a rerun adds only new rows.
+created atomically). A row whose content an incident's marker names already (identity.py) is
+reported as skipped, so a rerun adds only new rows, whatever the file is called now.
 Imports take turns (:func:`one_at_a_time`): two at once would both plan before either wrote, and
 file the same rows twice.
 """
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,17 +20,17 @@ from typing import Any, Callable
 from tooling.errors import UserError
 from tooling.fs.lock import LockTimeout, locked
 from tooling.intake.fields import NAMED
-from tooling.intake.formats import EXTRA, Row, format_of, read_table
+from tooling.intake.formats import format_of, read_table
+from tooling.intake.identity import Imported, imported
 from tooling.intake.mapping import Mapping, bind, load_mapping
 from tooling.intake.report import Note
 from tooling.intake.rows import Draft, Reading, draft
+from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, empty
 from tooling.records.kinds import KINDS
-from tooling.records.layout import ids, record_files
-from tooling.records.load import load_file
+from tooling.records.layout import ids
 from tooling.scaffold.new import new_incident
 
-MARKER = re.compile(r"^imported from (?P<name>.+) (?P<key>row \d+|id \".*\")$", re.M)
 BOOKKEEPING = ("kind", "path")  # what an export writes beside the fields: not reported as ignored
 MAX_PROBLEMS = 20
 WAIT_SECONDS = 600.0  # for another import to finish: a logbook of 100,000 rows takes minutes
@@ -41,30 +39,12 @@ WAIT_SECONDS = 600.0  # for another import to finish: a logbook of 100,000 rows 
 @dataclass
 class Plan:
     shown: str  # the file as the report names it
-    name: str  # the file's name, as rerun keys record it
+    name: str  # the file's name, as markers record it
     by_id: bool  # the logbook has an id column
     header: list[Note] = field(default_factory=list)  # about the file: columns that feed nothing
     drafts: list[Draft] = field(default_factory=list)
     skipped: list[Note] = field(default_factory=list)  # empty rows
-    before: dict[tuple[str, str], str] = field(default_factory=dict)  # rerun key -> incident imported
-
-
-def imported(root: Path) -> dict[tuple[str, str], str]:
-    """(file name, 'row N' or 'id "X"') -> the incident imported from it, from the notes' markers."""
-    folder = root / KINDS["incident"].directory
-    found: dict[tuple[str, str], str] = {}
-    for path in record_files([folder]) if folder.is_dir() else []:
-        data = load_file(path).data
-        if isinstance(data, dict) and data.get("kind") == "incident" and isinstance(data.get("notes"), str):
-            for m in MARKER.finditer(data["notes"]):
-                found.setdefault((m["name"], m["key"]), str(data.get("id")))
-    return found
-
-
-def ids_imported(before: dict[tuple[str, str], str], name: str) -> dict[str, str]:
-    """Logbook id -> incident, for the rows of the file ``name`` imported by id before."""
-    return {json.loads(key[3:]): incident for (file, key), incident in before.items()
-            if file == name and key.startswith("id ")}
+    before: Imported = field(default_factory=Imported)  # the incidents imported before
 
 
 @contextmanager
@@ -94,7 +74,8 @@ def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | N
                          "column under columns: in a mapping to say otherwise") for c, name in mapping.usual.items()]
     reading = Reading(plan.name, mapping, Context(mapping.values, mapping.separators, mapping.dates, runs),
                       now.year, by_id=plan.by_id)
-    reading.known = set(ids_imported(plan.before, plan.name) if plan.by_id else ids(root, "incident"))
+    # references name the logbook's ids of rows before (drafting adds them), else incidents
+    reading.known = set() if plan.by_id else set(ids(root, "incident"))
     _draft_rows(plan, table.rows, reading)
     return plan
 
@@ -106,7 +87,10 @@ def _draft_rows(plan: Plan, rows: list[Row], reading: Reading) -> None:
         if all(empty(v) for c, v in row.cells.items() if c != EXTRA):
             plan.skipped.append(Note(row.line, "skipped", "row", "", "no cell has a value"))
             continue
-        made = draft(row, reading)
+        try:
+            made = draft(row, reading)
+        except UserError as exc:  # a value past a bound (bounds.py): refused at once, at its row
+            raise UserError(f"{plan.shown}:{row.line}: {exc} (nothing was imported)") from None
         if isinstance(made, str):
             problems.append(f"{plan.shown}:{row.line}: {made}")
         else:
@@ -145,16 +129,18 @@ def carry_out(plan: Plan, *, root: Path, now: datetime, dry_run: bool, say: Call
 
 def _carry_out(plan: Plan, counts: Counts, *, root: Path, now: datetime, dry_run: bool,
                say: Callable[[str], None]) -> None:
-    new_ids = ids_imported(plan.before, plan.name)
+    new_ids: dict[str, str] = {}  # the logbook's id -> the incident its row is
     for note in plan.header:
         say(note.format(plan.shown))
     for item in sorted([*plan.drafts, *plan.skipped], key=lambda d: d.line):
         if isinstance(item, Note):
             say(item.format(plan.shown))
             continue
-        earlier = plan.before.get((plan.name, item.key))
+        earlier = plan.before.find(item.identity, plan.name, item.key)
         if earlier is not None:  # its guesses were reported when it was imported
             counts.already += 1
+            if item.source_id is not None:  # a later row may name it
+                new_ids[item.source_id] = earlier
             say(Note(item.line, "skipped", item.key, "", f"imported before as {earlier}").format(plan.shown))
             continue
         for note in item.notes:

@@ -1,9 +1,9 @@
 """One row of a logbook as one draft incident: cells mapped, the row placed, gaps guessed, checked.
 
 A draft holds every field its record will have and the report of how each was arrived at. Its
-notes keep what the fields cannot: the description, every value that did not map, and the line
-``imported from FILE row N`` (or ``id "X"`` when the logbook has an id column) by which a rerun
-knows the row is in already.
+notes keep what the fields cannot: the description, every value that did not map, and the marker
+``imported from FILE row N, content D`` by which a rerun knows the row is in already (identity.py:
+the row's content, not its file and place).
 """
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from typing import Any
 
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from tooling.intake.formats import EXTRA, Row
 from tooling.intake.guesses import Guessing, complete, out_of_order
+from tooling.intake.identity import Identities, marker
 from tooling.intake.mapping import Mapping
 from tooling.intake.report import Note, raw, shown
+from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, convert
 from tooling.records.model import parse_time, same_or_later
 from tooling.records.schema import field_errors, schema_for
@@ -29,7 +30,8 @@ REFERENCES = ("repeat_of", "related", "not_repeat_of")
 @dataclass
 class Draft:
     line: int
-    key: str  # 'row 7', or 'id "OPS-17"' when the logbook has an id column
+    key: str  # 'row 7', or 'id "OPS-17"' when the logbook has an id column: for the report
+    identity: str  # the digest of its content: what a rerun matches (identity.py)
     fields: dict[str, Any]
     references: dict[str, Any]  # as the logbook names them: translated to new ids when written
     source_id: str | None
@@ -40,7 +42,7 @@ class Draft:
 class Reading:
     """What carries from row to row of one file."""
 
-    name: str  # the file's name, as the rerun key records it
+    name: str  # the file's name, as the marker records it
     mapping: Mapping
     ctx: Context
     now_year: int
@@ -48,6 +50,7 @@ class Reading:
     seen: set[str] = field(default_factory=set)  # the logbook ids of the rows before this one
     by_id: bool = False  # references name the logbook's ids (it has an id column), else incident ids
     previous: str | None = None  # the date of the row before
+    identities: Identities = field(default_factory=Identities)
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Tally:
 def draft(row: Row, reading: Reading) -> Draft | str:
     """The row's draft, or why it cannot become a record at all (it names no place to file it)."""
     tally = Tally(row.line)
+    identity = reading.identities.of(row.cells)
     values = _cells(row, reading, tally)
     source_id = _source_id(values.pop("id", None), reading, tally)
     description = values.pop("description", "")
@@ -84,12 +88,11 @@ def draft(row: Row, reading: Reading) -> Draft | str:
                       if (n.field, n.tag) == ("run", "unmapped") else n for n in tally.notes]
     _complete(values, description, where, reading, tally)
     key = f"id {json.dumps(source_id)}" if source_id is not None else f"row {row.line}"
-    values["notes"] = _notes(values.get("notes", ""), description, tally.kept,
-                             f"imported from {reading.name} {key}")
+    values["notes"] = _notes(values.get("notes", ""), description, tally.kept, marker(reading.name, key, identity))
     if source_id is not None:
         reading.known.add(source_id)
         reading.seen.add(source_id)
-    return Draft(row.line, key, values, references, source_id, tally.notes)
+    return Draft(row.line, key, identity, values, references, source_id, tally.notes)
 
 
 def _complete(values: dict[str, Any], description: str, where: str, reading: Reading, tally: Tally) -> None:

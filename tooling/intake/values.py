@@ -12,9 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from tooling.errors import UserError
 from tooling.failures.catalogue import catalogue
 from tooling.failures.hangul import nfc
 from tooling.intake import fields
+from tooling.intake.bounds import MAX_DIGITS, long_number
 from tooling.intake.dates import DateRules, read_date
 from tooling.records.characters import first_bad
 
@@ -53,9 +55,10 @@ def slug(text: str) -> str:
 def clean(value: Any) -> tuple[str, bool]:
     """Cell text without characters no record may hold (and without a wrapping code span);
     whether any had to go."""
-    text, removed = str(value).replace("\r\n", "\n").replace("\r", "\n"), False
-    while (bad := first_bad(text)) is not None:
-        text, removed = text[: bad[0]] + text[bad[0] + 1:], True
+    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
+    removed = first_bad(text) is not None
+    if removed:  # each kind of character looked at once: not the whole text again per bad one
+        text = text.translate({ord(c): None for c in set(text) if first_bad(c) is not None})
     text = text.strip()
     if len(text) > 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
         text = text[1:-1].strip()
@@ -145,6 +148,8 @@ def _number(name: str, text: str, column: str) -> Outcome:
     if _NEGATIVE.search(plain):  # "-5" is not 5 hours lost
         return Outcome(unmapped=f"column {column!r}: expected a number of at least 0")
     written, unit = found[0]
+    if len(written) - written.count(".") > MAX_DIGITS:  # before int(), which would take its time, then refuse
+        raise UserError(long_number(f"column {column!r}", len(written) - written.count(".")))
     # a whole number stays exact (as a float, 10**23 would be shown as 99999999999999991611392)
     value: float = int(written) if written.isdigit() else float(written)
     number = value if _UNITS[unit] == 1 else value * _UNITS[unit]
@@ -173,12 +178,22 @@ def _items(name: str, cell: Any, column: str, ctx: Context) -> Outcome:
 
 def _item(name: str, text: Any, column: str, ctx: Context) -> Any:
     if name == "ranks":
-        return int(text) if isinstance(text, int) or str(text).isdigit() else None
+        return text if isinstance(text, int) else _whole(str(text), column)
     if name == "tags":
         return slug(ctx.values.get("tags", {}).get(key(str(text)), str(text))) or None
     if name == "links":
         return {"title": column, "url": text} if re.match(r"^(https?://|\.{0,2}/)", str(text)) else None
     return str(text)
+
+
+def _whole(text: str, column: str) -> int | None:
+    """``text`` as a whole number >= 0 if it is written as one (ASCII digits: '²' is a digit to
+    str.isdigit, not to int); too many digits are refused before int() takes its time over them."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if len(text) > MAX_DIGITS:
+        raise UserError(long_number(f"column {column!r}", len(text)))
+    return int(text)
 
 
 def _what(name: str) -> str:
