@@ -74,3 +74,29 @@ def test_a_failed_push_leaves_the_pages_branch_and_site_as_they_were(project: Pa
     assert _git(project, "rev-parse", "gh-pages") == branch
     assert _git(project, "ls-tree", "--name-only", "gh-pages").split() == [
         ".nojekyll", "0.1", "index.html", "latest", "versions.json"]
+
+
+@pytest.mark.parametrize("tip", ["no-versions", "other-versions"])
+def test_a_pages_branch_mike_did_not_make_is_refused_and_left_as_it_was(project: Path, tip: str) -> None:
+    """mike deployed over a hand-made gh-pages, replacing its index.html, and said exit 0."""
+    pages = {"index.html": "<h1>The project page</h1>\n", "CNAME": "docs.example.org\n"}
+    if tip == "other-versions":  # another tool's versions.json is not mike's list of versions
+        pages["versions.json"] = '{"latest": "1.2"}\n'
+    entries = "".join(f"100644 blob {_blob(project, text)}\t{name}\n" for name, text in pages.items())
+    tree = subprocess.run(["git", "mktree"], cwd=project, input=entries, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    _git(project, "update-ref", "refs/heads/gh-pages", _git(project, "commit-tree", tree, "-m", "The project page"))
+    branch = _git(project, "rev-parse", "gh-pages")
+    before = snapshot(project)
+    result = tooling("--now", NOW, "publish", "0.1", cwd=project)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == ("tooling: error: --branch gh-pages: gh-pages exists and was not made by mike (no mike "
+                             "versions.json at its tip), so publishing would replace its pages; expected a branch "
+                             "mike made or a new one, e.g. --branch site-versions\n")
+    assert _git(project, "rev-parse", "gh-pages") == branch
+    assert snapshot(project) == before
+
+
+def _blob(root: Path, text: str) -> str:
+    return subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=text, check=True,
+                          capture_output=True, text=True).stdout.strip()

@@ -57,8 +57,29 @@ def check_repository(root: Path, *, branch: str, push: bool) -> str | None:
     if push and _git(root, "remote", "get-url", "origin").returncode != 0:
         raise UserError("--push: this repository has no remote 'origin' to push to; expected "
                         "`git remote add origin URL` first, or publish without --push")
+    for ref in (f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"):
+        _refuse_a_branch_not_by_mike(root, branch, ref)
     head = _git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
     return head.stdout.strip() or None
+
+
+def _refuse_a_branch_not_by_mike(root: Path, branch: str, ref: str) -> None:
+    """mike deploys onto whatever the branch holds, replacing its index.html: a branch someone
+    made by hand (a project page, another tool's site) would be overwritten, with exit 0. A
+    branch is mike's when its tip has mike's versions.json (a list of versions with aliases)."""
+    if _git(root, "rev-parse", "--verify", "--quiet", ref).returncode != 0:
+        return  # no such branch: mike makes it
+    shown = _git(root, "show", f"{ref}:versions.json")
+    try:
+        versions = json.loads(shown.stdout) if shown.returncode == 0 else None
+    except (ValueError, RecursionError):
+        versions = None
+    if not (isinstance(versions, list) and all(isinstance(v, dict) and isinstance(v.get("version"), str)
+                                               and isinstance(v.get("aliases"), list) for v in versions)):
+        where = branch if ref.startswith("refs/heads/") else f"origin/{branch}"
+        raise UserError(f"--branch {branch}: {where} exists and was not made by mike (no mike versions.json at "
+                        "its tip), so publishing would replace its pages; expected a branch mike made or a new "
+                        "one, e.g. --branch site-versions")
 
 
 def _restore(root: Path, branch: str, commit: str | None) -> None:
