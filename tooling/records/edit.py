@@ -42,7 +42,8 @@ def parse_assignment(text: str) -> Assignment:
     try:
         value = roundtrip.load_value(raw) if raw.strip() else ""
     except ValueError as exc:
-        raise UsageError(f"{excerpt(key)}: {exc}; expected a YAML value") from None
+        expected = "" if "; expected" in str(exc) else "; expected a YAML value"
+        raise UsageError(f"{excerpt(key)}: {exc}{expected}") from None
     return key.split("."), value
 
 

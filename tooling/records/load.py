@@ -20,7 +20,8 @@ from tooling.records.findings import Finding
 from tooling.records.locate import remember_loaded, stat_key
 from tooling.records.reading import character_finding, read_text
 from tooling.records.yaml_loader import (AliasBombError, DuplicateKeyError, InvalidCharacterError,
-                                         InvalidNumberError, RecordLoader, check_alias_expansion, check_escaped)
+                                         InvalidKeyError, InvalidNumberError, RecordLoader, check_alias_expansion,
+                                         check_escaped)
 
 
 @dataclass
@@ -80,18 +81,19 @@ def _compose_and_construct(path: str, text: str) -> Loaded:
         loader.dispose()
 
 
+_GUARD_RULES: dict[type[yaml.MarkedYAMLError], str] = {
+    DuplicateKeyError: "duplicate-key", AliasBombError: "alias-bomb", InvalidNumberError: "invalid-number",
+    InvalidCharacterError: "invalid-character", InvalidKeyError: "invalid-key",
+}
+
+
 def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = (exc.problem or "invalid YAML").strip()
-    if isinstance(exc, DuplicateKeyError):
-        return Finding(path, line, col, "duplicate-key", problem)
-    if isinstance(exc, AliasBombError):
-        return Finding(path, line, col, "alias-bomb", problem)
-    if isinstance(exc, InvalidNumberError):
-        return Finding(path, line, col, "invalid-number", problem)
-    if isinstance(exc, InvalidCharacterError):
-        return Finding(path, line, col, "invalid-character", problem)
+    rule = _GUARD_RULES.get(type(exc))
+    if rule is not None:
+        return Finding(path, line, col, rule, problem)
     if isinstance(exc, yaml.constructor.ConstructorError) and "tag" in problem:
         quoted = re.search(r"'([^']*)'", problem)
         tag = (quoted.group(1) if quoted else "?").replace("tag:yaml.org,2002:", "!!")

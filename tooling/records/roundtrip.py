@@ -6,11 +6,33 @@ import re
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import YAMLError
+
+from tooling.records.yaml_loader import integer_too_large, too_many_digits
+
+
+class _Constructor(RoundTripConstructor):
+    """ruamel's, with the records' bound on a whole number's digits, checked before converting
+    them (a value typed for ``tooling set`` is read here, not by the records' loader)."""
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        if too_many_digits(str(node.value)):
+            raise ConstructorError(problem=integer_too_large(str(node.value)), problem_mark=node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_yaml_int)
+
+
+def _reader() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _Constructor
+    return yaml
 
 
 def _yaml(mapping: int, sequence: int, offset: int) -> YAML:
-    yaml = YAML(typ="rt")
+    yaml = _reader()
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-wrap the user's long lines
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
@@ -55,7 +77,7 @@ def dump(document: Any, yaml: YAML) -> str:
 def load_value(text: str) -> Any:
     """A value typed on the command line, as ruamel would read it in a file (times keep their form)."""
     try:
-        return YAML(typ="rt").load(text)
+        return _reader().load(text)
     except YAMLError as exc:
         if "\t" in text:
             try:
@@ -77,7 +99,7 @@ def _load_with_tabs(text: str) -> Any:
     if stand_in is None:
         raise YAMLError("no stand-in for a tab")
     # around the value a tab is space, as YAML reads it; inside, it is part of the text
-    return _with_tabs(YAML(typ="rt").load(text.strip(" \t").replace("\t", stand_in)), stand_in)
+    return _with_tabs(_reader().load(text.strip(" \t").replace("\t", stand_in)), stand_in)
 
 
 def _with_tabs(value: Any, stand_in: str) -> Any:
@@ -98,10 +120,11 @@ def _gist(exc: YAMLError) -> str:
         return str(exc).splitlines()[0]
     where = "" if mark is None else f" at character {mark.column + 1}" + (
         f" of line {mark.line + 1}" if mark.line else "")
-    return f"{problem.strip()}{where}"
+    head, sep, expected = problem.strip().partition("; ")  # a problem that says what was expected: where before it
+    return f"{head}{where}{sep}{expected}"
 
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?\Z")
 
 
 def _unquoted_times(value: Any) -> Any:
