@@ -5,6 +5,9 @@ when mkdocs.yml asks for Korean, ``P.ko.md`` beside it, from the same analysis w
 catalogue installed. Large sites render in two processes (forked, so the analysis is shared
 without pickling); a page is written only when its text changed, and pages of removed records
 are deleted.
+
+Every page of every edition is rendered, in memory, before the first one is written
+(tooling.site.page_files): a page that fails to render leaves docs/generated/ as it was.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import multiprocessing
 import os
 import posixpath
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,6 @@ from tooling.analysis import Analysis
 from tooling.analysis.catalogue import by_id
 from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
-from tooling.fs.writers import writer_alive
 from tooling.records.model import Record
 from tooling.site import charts
 from tooling.site.escape import link, md_inline
@@ -31,6 +33,7 @@ from tooling.site.fences import fenced
 from tooling.site.filters import code, dt, environment
 from tooling.site.i18n import ENGLISH, Edition, edition, site_languages
 from tooling.site.overlays import localised
+from tooling.site.page_files import Rendered, RenderResult, remove_stale, write_all
 from tooling.site.words import template_words
 from tooling.site.freshness import template_globals as freshness_globals
 from tooling.site.history import Change
@@ -40,20 +43,7 @@ from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
 from tooling.site.source import Sources, site_config
 from tooling.site.reference import field_reference
 
-TEMP_SUFFIX = ".tmp"
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
-
-
-@dataclass
-class RenderResult:
-    written: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    removed: list[str] = field(default_factory=list)
-
-    def add(self, other: "RenderResult") -> None:
-        self.written += other.written
-        self.unchanged += other.unchanged
-        self.removed += other.removed
 
 
 def _tags(view: IncidentView) -> list[str]:
@@ -159,11 +149,11 @@ class _Edition:
 _JOB: tuple[list[_Edition], Path] | None = None
 
 
-def _render_range(bounds: tuple[int, int]) -> RenderResult:
+def _render_range(bounds: tuple[int, int]) -> Rendered:
     """Pages ``bounds`` of the list of every edition's pages, one edition after the other."""
     assert _JOB is not None, "set by render_pages before workers start"
     editions, out_dir = _JOB
-    result, first = RenderResult(), 0
+    result, first = Rendered(), 0
     for job in editions:
         chosen = job.pages[max(bounds[0] - first, 0):max(bounds[1] - first, 0)]
         first += len(job.pages)
@@ -175,7 +165,7 @@ def _render_range(bounds: tuple[int, int]) -> RenderResult:
             template = env.get_template(PAGE_TYPES[type_index].template)
             # the front matter is decided by the English page's path: the same for every edition
             text = source.front_matter(relative, item, template.render(item=item, **job.shared))
-            _write_if_changed(out_dir / t.page(relative), text, result)
+            result.add(out_dir / t.page(relative), text)
     return result
 
 
@@ -197,54 +187,21 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     _JOB = (editions, out_dir)
     total = sum(len(e.pages) for e in editions)
     workers = min(jobs or os.cpu_count() or 1, 2)
-    result = RenderResult()
+    rendered = Rendered()
     try:
         if workers < 2 or total < PARALLEL_FROM:
-            result.add(_render_range((0, total)))
+            rendered.merge(_render_range((0, total)))
         else:
             step = -(-total // workers)
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
                 for part in pool.map(_render_range, [(i, i + step) for i in range(0, total, step)]):
-                    result.add(part)
+                    rendered.merge(part)
     finally:
         _JOB = None
     copied = lab_pages(root)
     for relative, text in copied.items():
-        _write_if_changed(out_dir / relative, sources.front_matter(relative, None, text), result)
+        rendered.add(out_dir / relative, sources.front_matter(relative, None, text))
+    result = write_all(rendered)
     expected = {out_dir / edition(e.lang).page(relative) for e in editions for _, relative, _ in e.pages}
-    expected |= {out_dir / r for r in copied}
-    for stale in sorted(p for p in out_dir.rglob("*") if p.is_file() and p not in expected):
-        if _in_flight(stale):
-            continue  # another render's page on its way in (`tooling serve` beside a build)
-        stale.unlink(missing_ok=True)  # that other render may have removed it first
-        result.removed.append(str(stale))
+    result.removed = remove_stale(out_dir, expected | {out_dir / r for r in copied})
     return result
-
-
-def _in_flight(path: Path) -> bool:
-    """A temporary page (``.P.md.<pid>.tmp``) whose writer may still rename it into place; one
-    whose writer is gone (a SIGKILLed build) is a leftover, removed like any stale page."""
-    name = path.name
-    if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
-        return False
-    pid = name[: -len(TEMP_SUFFIX)].rsplit(".", 1)[-1]
-    try:
-        written_at = path.stat().st_mtime
-    except FileNotFoundError:  # renamed into place meanwhile
-        return True
-    return not pid.isdigit() or writer_alive(int(pid), written_at)
-
-
-def _write_if_changed(path: Path, text: str, result: RenderResult) -> None:
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            result.unchanged += 1
-            return
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    # Renamed into place so the live-reload server never reads half a page; no fsync, since a
-    # generated page can always be rendered again from the records.
-    temp = path.with_name(f".{path.name}.{os.getpid()}{TEMP_SUFFIX}")  # one per process: renders may overlap
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
-    result.written.append(str(path))
