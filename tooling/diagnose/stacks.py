@@ -52,8 +52,8 @@ class DumpError(ValueError):
 
 
 # faulthandler's text: a header per thread, then one line per frame, innermost first
-_FAULTHANDLER_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$")
-_FAULTHANDLER_FRAME = re.compile(r'^  File "(.*)", line (\d{1,10}) in (.+)$')  # (no line number is longer)
+_FAULTHANDLER_THREAD = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\Z")
+_FAULTHANDLER_FRAME = re.compile(r'^  File "(.*)", line (\d{1,10}) in (.+)\Z')  # (no line number is longer)
 
 
 def parse_dump(text: str) -> tuple[Frame, ...]:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from tooling.records.findings import Finding, Severity
+from tooling.records.findings import Finding, Severity, excerpt, printable
 from tooling.records.kinds import KINDS
 from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
@@ -58,7 +58,7 @@ def _file_name(record: Record) -> str:
 
 def _mismatch(record: Record) -> str:
     if KINDS[record.kind].translates is None:
-        return f"id '{record.id}' does not match the file name; expected '{record.stem}'"
+        return f"id '{record.id}' does not match the file name; expected {excerpt(record.stem)}"
     return (f"id '{record.id}' and lang '{record.get('lang')}' do not match the file name '{record.stem}'; "
             "expected the file named <id>.<lang>.yaml")
 
@@ -74,7 +74,8 @@ def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding
         others = sorted(p for p in paths[(record.kind, _file_name(record))] if p != record.path)
         if others:
             yield finding_at(record, ["id"], "duplicate-id",
-                             f"id '{record.id}' is also used by {os.path.relpath(others[0])}; expected a unique id")
+                             f"id '{record.id}' is also used by {printable(os.path.relpath(others[0]))}; "
+                             "expected a unique id")
 
 
 def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:

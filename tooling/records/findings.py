@@ -15,6 +15,14 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
+def printable(path: str) -> str:
+    """``path`` on one line: a line break or other control character in a file name is shown
+    escaped (``foo\\n.yaml``, as ``ls -b`` does), so that each finding stays one line."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -33,7 +41,7 @@ class Finding:
     severity: Severity = Severity.ERROR
 
     def format(self, *, relative_to: Path | None = None) -> str:
-        shown = self.path if relative_to is None else shown_path(self.path, relative_to)
+        shown = printable(self.path if relative_to is None else shown_path(self.path, relative_to))
         prefix = "" if self.severity is Severity.ERROR else f"{self.severity.value}: "
         return f"{shown}:{self.line}:{self.col}: [{self.rule}] {prefix}{self.message}"
 

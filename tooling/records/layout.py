@@ -87,7 +87,7 @@ def is_id(kind: str, text: str) -> bool:
     """Whether ``text`` is a ``kind`` id by its schema: pattern and length (a name longer than
     the file system allows is refused as an id, not met as an error of the file system)."""
     pattern, longest = _id_rule(kind)
-    return (longest is None or len(text) <= longest) and bool(pattern.match(text))
+    return (longest is None or len(text) <= longest) and pattern.fullmatch(text) is not None
 
 
 def kinds_of(record_id: str) -> list[str]:

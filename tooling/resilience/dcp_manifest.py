@@ -32,10 +32,10 @@ from tooling.resilience.manifest import (Entry, checkpoint_files, crc32_of, matc
 
 MANIFEST = "manifest.dcp.json"
 METADATA = ".metadata"  # DCP's index of the step, written by rank 0 (the coordinator)
-FOLDER = re.compile(r"^step-(\d{8,})$")
-SHARD = re.compile(r"^(\.metadata|__(\d+)_\d+\.distcp)$")
+FOLDER = re.compile(r"^step-(\d{8,})\Z")
+SHARD = re.compile(r"^(\.metadata|__(\d+)_\d+\.distcp)\Z")
 # what only the rank 0 that holds the writer lock creates: abandoned when a new writer starts
-_TEMPORARY = re.compile(r"^(\.step-\d{8,}(\.retired)?|\.manifest\.dcp\.json\.[A-Za-z0-9_]+)\.tmp$")
+_TEMPORARY = re.compile(r"^(\.step-\d{8,}(\.retired)?|\.manifest\.dcp\.json\.[A-Za-z0-9_]+)\.tmp\Z")
 
 
 @dataclass(frozen=True)

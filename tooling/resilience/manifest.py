@@ -24,10 +24,10 @@ from typing import IO, Any, TypeVar
 from tooling.fs.atomic import replace_file
 
 MANIFEST = "manifest.json"
-NAME = re.compile(r"^ckpt-(\d{8,})\.pt$")  # 8 digits, more past step 99,999,999
+NAME = re.compile(r"^ckpt-(\d{8,})\.pt\Z")  # 8 digits, more past step 99,999,999
 # temporary files only a manager holding the folder's writer lock creates (see is_temporary)
-_TEMPORARY = re.compile(r"^(\.ckpt-\d{8,}\.pt(\.retired)?|\.manifest\.json\.[A-Za-z0-9_]+)\.tmp$")
-_CRC = re.compile(r"^[0-9a-f]{8}$")
+_TEMPORARY = re.compile(r"^(\.ckpt-\d{8,}\.pt(\.retired)?|\.manifest\.json\.[A-Za-z0-9_]+)\.tmp\Z")
+_CRC = re.compile(r"^[0-9a-f]{8}\Z")
 T = TypeVar("T")
 
 

@@ -13,8 +13,8 @@ MAX_ATTEMPTS = 10_000
 
 
 def highest_number(directory: Path, prefix: str) -> int:
-    pattern = re.compile(rf"^{re.escape(prefix)}(\d+)\.ya?ml$")
-    numbers = [int(m.group(1)) for p in directory.iterdir() if (m := pattern.match(p.name))]
+    pattern = re.compile(rf"{re.escape(prefix)}(\d+)\.ya?ml")
+    numbers = [int(m.group(1)) for p in directory.iterdir() if (m := pattern.fullmatch(p.name))]
     return max(numbers, default=0)
 
 

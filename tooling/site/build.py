@@ -19,7 +19,7 @@ SHOWN = 50  # problems listed in one error, as `tooling validate` lists records'
 # The environment of an mkdocs (or mike) child: mkdocs-material and properdocs each print a long
 # notice about MkDocs 2 when imported, each silenced by its own variable.
 MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
-DOC_FILE = re.compile(r"^Doc file '([^']+)' (.*)$", re.S)
+DOC_FILE = re.compile(r"^Doc file '([^']+)' (.*)\Z", re.S)
 
 
 def render_site(root: Path, *, now: datetime) -> RenderResult:

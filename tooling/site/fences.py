@@ -17,7 +17,7 @@ from pymdownx.snippets import SnippetPreprocessor
 # C0 controls other than tab and newline, and DEL: never part of a command, and the markup
 # check of `tooling build` refuses them in a page.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_LANGUAGE = re.compile(r"^[a-z0-9+-]*$")
+_LANGUAGE = re.compile(r"^[a-z0-9+-]*\Z")
 
 
 def fenced(text: object, language: str = "bash") -> Markup:
