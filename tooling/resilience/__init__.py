@@ -24,20 +24,36 @@
 - :class:`RunReporter`: the training loop's step, loss, throughput and last verified checkpoint
   in the run record, once a minute, from a daemon thread and a writer process that never stall
   training (rank 0).
+- :class:`Watchdog`: each rank's heartbeat for the hang watchdog (``tooling watchdog``), and
+  the ways in (faulthandler, the flight recorder) that still work while the rank is stuck.
 
-Each imports torch lazily enough that ``tooling`` itself never needs it; the names below are
-imported on first use (``from tooling.resilience import RunReporter``), so importing one
-primitive does not import the others.
+Each imports torch lazily enough that ``tooling`` itself never needs it; the names above are
+imported on first use (``from tooling.resilience import Watchdog``), so importing one
+primitive does not import the others (nor the run reporter's record code: lifted without the
+playbook, the others still import).
 """
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
 
-_LAZY = {"RunReporter": "tooling.resilience.reporter"}  # name -> module
+_LAZY = {  # name -> module
+    "CheckpointManager": "tooling.resilience.checkpoint",
+    "DistributedCheckpointManager": "tooling.resilience.distributed_checkpoint",
+    "KillSwitch": "tooling.resilience.switch",
+    "NaNGuard": "tooling.resilience.nan_guard",
+    "RunReporter": "tooling.resilience.reporter",
+    "Watchdog": "tooling.resilience.watchdog",
+    "set_determinism": "tooling.resilience.determinism",
+}
+__all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
