@@ -126,8 +126,6 @@ AT = "incidents/INC-0002.yaml"
      "2026-11-20T01:00:00+00:00; expected it at or after"),
     ("run=demo-99b", f"{AT}:4:6: [unresolved-ref] run 'demo-99b' does not exist; "
                      "expected the id of an existing run record"),
-    # a field the file does not have yet is located as deep as it exists: the record's mapping
-    ("stauts=resolved", f"{AT}:1:1: [unknown-field] unknown field 'stauts', did you mean 'status'?"),
 ])
 def test_cross_record_rules_apply_even_to_a_record_with_warnings(repo: Path, assignment: str, message: str) -> None:
     path = repo / "incidents" / "INC-0002.yaml"
@@ -156,4 +154,45 @@ def test_an_edit_that_would_take_the_record_over_one_mib_is_refused(repo: Path) 
     assert (result.returncode, result.stderr) == (
         1, "tooling: error: incidents/INC-0002.yaml:1:1: [file-too-large] file is larger than 1,048,576 bytes; "
            "expected a record of at most 1 MiB (not changed: the edit would make the record invalid)\n")
+    assert snapshot(repo) == before
+
+
+def test_set_refuses_only_what_validate_calls_an_error(repo: Path) -> None:
+    # defect 7 of issue 21: a symptom no ladder serves is a warning for validate and new-incident,
+    # and set refused it
+    path = repo / "incidents" / "INC-0001.yaml"
+    result = tooling("set", "INC-0001", "symptom=plateau", cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "updated incidents/INC-0001.yaml\n",
+        "tooling: warning: incidents/INC-0001.yaml:7:10: [ladder-missing] symptom 'plateau' has 1 incident but no "
+        "ladder; expected runbooks/ladders/plateau.yaml, or 'plateau' under also_for of the closest ladder\n")
+    assert "symptom: plateau\n" in path.read_text()
+    validated = tooling("validate", cwd=repo)
+    assert (validated.returncode, validated.stdout) == (
+        0, "incidents/INC-0001.yaml:7:10: [ladder-missing] warning: symptom 'plateau' has 1 incident but no "
+           "ladder; expected runbooks/ladders/plateau.yaml, or 'plateau' under also_for of the closest ladder\n")
+
+
+def test_set_strict_refuses_the_warnings_an_edit_brings_as_validate_strict_would(repo: Path) -> None:
+    before = snapshot(repo)
+    result = tooling("set", "--strict", "INC-0001", "symptom=plateau", cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", "tooling: error: incidents/INC-0001.yaml:7:10: [ladder-missing] symptom 'plateau' has 1 incident but "
+               "no ladder; expected runbooks/ladders/plateau.yaml, or 'plateau' under also_for of the closest ladder "
+               "(not changed: the edit would make the record invalid)\n")
+    assert snapshot(repo) == before
+
+
+@pytest.mark.parametrize("assignment, message", [
+    ("stauts=resolved", "unknown field 'stauts', did you mean 'status'?"),
+    ("impact.gpu_hourz=3", "unknown field 'impact.gpu_hourz', did you mean 'impact.gpu_hours_lost'?"),
+    ("zzz=1", "unknown field 'zzz'; expected a field of the incident schema"),
+])
+def test_a_field_name_the_schema_does_not_know_is_a_typo_on_the_command_line(
+        repo: Path, assignment: str, message: str) -> None:
+    # not the record's unknown-field warning (a file may carry fields for other tools): the
+    # command line names a field to set, and this names none
+    before = snapshot(repo)
+    result = tooling("set", "INC-0002", assignment, cwd=repo)
+    assert (result.returncode, result.stderr) == (2, f"tooling: error: {message} (not changed)\n")
     assert snapshot(repo) == before

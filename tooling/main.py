@@ -81,6 +81,8 @@ def _records(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     edit.add_argument("record", metavar="RECORD-ID")
     edit.add_argument("assignments", nargs="+", metavar="FIELD=VALUE",
                       help="a field (dotted for nested) and a YAML value, e.g. status=resolved")
+    edit.add_argument("--strict", action="store_true",
+                      help="refuse an edit that brings a warning too, as validate --strict would fail it")
 
 
 def _feeds(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -10,13 +11,15 @@ from tooling.records.layout import path_of
 from tooling.records.validate import repository_records
 
 
-def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime) -> int:
+def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime, strict: bool = False) -> int:
     path = path_of(root, record_id)
     parsed = [parse_assignment(a) for a in assignments]
-    set_fields(path, parsed, universe=repository_records(root), now=now)
+    brought = set_fields(path, parsed, universe=repository_records(root), now=now, strict=strict)
     print(f"updated {path.relative_to(root)}")
+    for finding in brought:  # what validate will warn about from now on (with --strict the edit is refused)
+        print(f"tooling: warning: {finding.as_error().format(relative_to=Path.cwd())}", file=sys.stderr)
     return 0
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return set_command(args.record, args.assignments, root=root, now=now)
+    return set_command(args.record, args.assignments, root=root, now=now, strict=args.strict)

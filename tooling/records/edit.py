@@ -8,6 +8,7 @@ what was read: a person's editor saving in between makes it read and apply again
 """
 from __future__ import annotations
 
+import difflib
 import os
 from datetime import date, datetime
 from pathlib import Path
@@ -23,7 +24,7 @@ from tooling.records.kinds import KINDS, is_kind
 from tooling.records.load import parse_text
 from tooling.records.reading import decode_text, read_text
 from tooling.records.model import Record
-from tooling.records.schema import schema_for
+from tooling.records.schema import resolve, schema_for
 from tooling.records.validate import record_findings, usable
 
 Assignment = tuple[list[str], Any]
@@ -101,6 +102,9 @@ def _slot(node: Any, key: str, keys: list[str], *, appending: bool = False) -> A
 def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> str:
     document, yaml = roundtrip.load(text)
     for keys, value in assignments:
+        unknown = typed_field_problem(document.get("kind") if isinstance(document, dict) else None, keys)
+        if unknown is not None:
+            raise UsageError(f"{unknown} (not changed)")
         _assign(document, keys, value)
     if document.get("kind") == "run" and not any(k == ["updated_at"] for k, _ in assignments):
         document["updated_at"] = _plain(now.replace(microsecond=0))
@@ -121,20 +125,22 @@ def _findings(path: Path, text: str, universe: list[Record], now: datetime) -> l
     return found
 
 
-def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Record], now: datetime) -> None:
-    """Apply ``assignments``; write only if the result is still a valid record.
-
-    Errors of the edited record are refused, and so are the warnings the edit itself introduced
-    (a field typed on the command line that the schema does not know is a typo, not a wish).
-    """
-    rewrite(path, lambda text: edited_text(text, assignments, now=now), universe=universe, now=now)
+def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Record], now: datetime,
+               strict: bool = False) -> list[Finding]:
+    """Apply ``assignments``; write only if the result is still a valid record, as :func:`rewrite`
+    says. A field name the record's schema does not know is refused first: it is a typo on the
+    command line, where validate's warning (a file may carry fields for other tools) does not apply."""
+    return rewrite(path, lambda text: edited_text(text, assignments, now=now), universe=universe, now=now,
+                   strict=strict)
 
 
 def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record], now: datetime,
-            lock_timeout: float = 30.0) -> None:
+            lock_timeout: float = 30.0, strict: bool = False) -> list[Finding]:
     """The one locked, compare-and-swap edit of an existing record: ``change`` maps the text as
     read to the text to write (through :mod:`roundtrip`); it runs again on a fresh read when the
-    file changed meanwhile. Refused, with the file untouched, as :func:`set_fields` says."""
+    file changed meanwhile. Refused, with the file untouched, when the result has an error, as
+    validate would say; a warning the edit brings is refused only when ``strict`` (as validate
+    --strict fails it). Returns the warnings the edit brought, for the caller to show."""
     with locked(path, timeout=lock_timeout):
         for _ in range(ATTEMPTS):
             before = _read(path)
@@ -143,16 +149,45 @@ def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record],
                 raise UserError(f"{_named(unloadable[0])} (not changed: fix the file by hand first)")
             old = {(f.rule, f.message) for f in _findings(path, before, universe, now)}
             after = change(before)
-            problems = [f for f in _findings(path, after, universe, now)
-                        if f.severity is Severity.ERROR or (f.rule, f.message) not in old]
+            found = _findings(path, after, universe, now)
+            brought = [f for f in found if f.severity is Severity.WARNING and (f.rule, f.message) not in old]
+            problems = [f for f in found if f.severity is Severity.ERROR] + (brought if strict else [])
             if problems:  # located in the file as it stays: the field, or as deep as it exists
                 raise UserError("; ".join(_named(f) for f in problems)
                                 + " (not changed: the edit would make the record invalid)")
             # compare, then swap: nobody (a person's editor, say) wrote it while we worked
             if replace_file(path, after, still=lambda: _read(path) == before):
-                return
+                # located again in the file as it now is (a new field had no line before)
+                return [f for f in _findings(path, after, universe, now)
+                        if f.severity is Severity.WARNING and (f.rule, f.message) not in old]
     raise StillChanging(f"{shown_path(str(path), Path.cwd())}: not changed: the file changed {ATTEMPTS} times "
                         "while it was being edited; expected it to hold still (run the command again)")
+
+
+def typed_field_problem(kind: Any, keys: list[str]) -> str | None:
+    """Why ``keys`` (a dotted field typed on the command line) names no field of the ``kind``
+    schema, or None where it does, or where the schema leaves the names open."""
+    if not is_kind(kind):
+        return None
+    schema = schema_for(kind)
+    spec, defs = schema, schema.get("$defs", {})
+    for depth, key in enumerate(keys):
+        spec = resolve(spec, defs)
+        if key.isdigit() and "items" in spec:  # a list item: its schema is the items'
+            spec = spec["items"] if isinstance(spec["items"], dict) else {}
+            continue
+        known = spec.get("properties")
+        if known is None or (key not in known and spec.get("additionalProperties", True) is not False):
+            return None  # names left open (a map of any keys, one of several shapes): the schema says
+        if key not in known:
+            match = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+            parent = ".".join(keys[:depth])
+            meant = f"{parent}.{match[0]}" if parent and match else match[0] if match else ""
+            where = excerpt(parent) if parent else f"the {kind} schema"
+            return f"unknown field {excerpt('.'.join(keys))}" + (
+                f", did you mean '{meant}'?" if meant else f"; expected a field of {where}")
+        spec = known[key]
+    return None
 
 
 def _read(path: Path) -> str:
