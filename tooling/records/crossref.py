@@ -17,6 +17,7 @@ from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
 from tooling.records.overlay_rules import check_overlays
+from tooling.records.repeat_rules import check_repeat_cycles
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
 from tooling.records.time_rules import check_clock, check_times
 
@@ -230,6 +231,7 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime,
     index = Index(universe, shown)
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
+    found.extend(check_repeat_cycles(records, index.by_kind.get("incident", {})))
     found.extend(check_drafts(records, index, now))
     found.extend(check_clock(records, now))
     found.extend(check_ladder_coverage(records, index))
