@@ -46,23 +46,37 @@ def record_dirs(root: Path) -> list[Path]:
     return [root / d for d in RECORD_DIRS if (root / d).is_dir()]
 
 
-def _walk(folder: Path) -> list[str]:
+def meant_name(name: str) -> str | None:
+    """The record file name meant by a name that is not one but looks meant for a record (its
+    suffix in capitals, a space or line break around it, JSON, which is YAML too), or None."""
+    if name.startswith(".") or record_stem(name) is not None:
+        return None
+    stem, dot, suffix = name.strip().rpartition(".")
+    if not (dot and stem and f".{suffix.lower()}" in (*SUFFIXES, ".json")):
+        return None
+    return f"{stem}.yaml" if suffix.lower() == "json" else f"{stem}.{suffix.lower()}"
+
+
+def _walk(folder: Path, misnamed: list[str] | None) -> list[str]:
     found = []
     for parent, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         # a folder named like a record is listed too: reading it says it is not the record file
         found.extend(os.path.join(parent, n) for n in sorted([*names, *dirs]) if record_stem(n) is not None)
+        if misnamed is not None:
+            misnamed.extend(os.path.join(parent, n) for n in sorted(names) if meant_name(n) is not None)
     return found
 
 
-def record_files(paths: Iterable[Path]) -> list[str]:
+def record_files(paths: Iterable[Path], *, misnamed: list[str] | None = None) -> list[str]:
     """Record files named by ``paths`` (files, or folders walked for record files), once each.
-    A link to nothing and a folder named like a record are listed: reading them says what they are."""
+    A link to nothing and a folder named like a record are listed: reading them says what they are.
+    Files of walked folders that look meant for records but are not read are added to ``misnamed``."""
     files: list[str] = []
     for path in paths:
         if path.is_dir():
             files.extend([str(path)] if record_stem(path.name) is not None else [])
-            files.extend(_walk(path))
+            files.extend(_walk(path, misnamed))
         elif path.is_file() or path.is_symlink():
             files.append(str(path))
         elif os.path.lexists(path):

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from tooling.records.crossref import check_all
-from tooling.records.findings import Finding, Severity
+from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
-from tooling.records.layout import record_dirs, record_files, repository_files
+from tooling.records.layout import meant_name, record_dirs, record_files, repository_files
 from tooling.records.load import load_file, no_collection
 from tooling.records.model import Record
 from tooling.records.modes import check_failure_modes
@@ -89,10 +89,12 @@ def usable(data: Any) -> bool:
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None) -> Report:
     """Check ``paths`` (files or folders); references also resolve against ``root``'s records."""
-    files = record_files(paths)
+    misnamed: list[str] = []
+    files = record_files(paths, misnamed=misnamed)
     report = Report(files=len(files))
     results = check_files(files, root=root, jobs=jobs)
     report.records, report.findings, clean = _records(results)
+    report.findings.extend(_misnamed(path) for path in misnamed)
     universe = list(report.records)
     if root is not None and not _covers(paths, root):
         universe += repository_records(root, skip=files, jobs=jobs)
@@ -103,6 +105,13 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
     # a suggestion next to an error or a warning is noise: fix the record first
     report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)
     return report
+
+
+def _misnamed(path: str) -> Finding:
+    """misnamed-file (warning): a file that looks meant for a record is not read as one."""
+    meant = meant_name(os.path.basename(path))
+    return Finding(path, 1, 1, "misnamed-file", f"not read as a record: a record file's name is its id and .yaml "
+                   f"(or .yml), in lower case; expected it named {excerpt(str(meant))}", Severity.WARNING)
 
 
 def _covers(paths: Sequence[Path], root: Path) -> bool:
