@@ -5,6 +5,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -165,3 +166,26 @@ def test_triage_crash_drafts_a_crash_incident(tmp_path: Path) -> None:
                                                "of the training; start it by hand when the cheaper checks are clear")
     check = tooling("validate", "--strict", cwd=root)
     assert (check.returncode, check.stdout) == (0, "")
+
+
+def test_triage_finds_py_spy_where_stacks_does(repo: Path) -> None:
+    """py-spy installed with the playbook sits beside its Python (the virtualenv's bin), off PATH
+    unless the virtualenv is activated: `tooling stacks` used it, `tooling triage` said it was
+    not installed here."""
+    beside = Path(sys.executable).parent
+    if not (beside / "py-spy").is_file():
+        pytest.skip("py-spy is not installed beside this Python")
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if p and not (Path(p) / "py-spy").exists())  # as a shell that never activated it
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.5)  # its interpreter is up, for py-spy to read
+        result = tooling("triage", "hang", "--pid", str(sleeper.pid), cwd=repo, env={"PATH": path})
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[3:5] == ["[2/2] Stacks of all ranks: ok (py-spy dump --pid {pid})",
+                          f"    | Process {sleeper.pid}: {sys.executable} -c import time; time.sleep(60)"]
+    assert lines[-1] == "1 checks ran, 1 skipped"

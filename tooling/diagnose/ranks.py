@@ -1,15 +1,13 @@
 """Finding the rank processes of a job and dumping their stacks with py-spy."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tooling.diagnose.stacks import DumpError, Frame, RankStack, parse_dump
 from tooling.errors import UserError
+from tooling.programs import find
 
 DUMP_TIMEOUT = 20.0  # seconds per process; a dump takes milliseconds
 
@@ -69,8 +67,8 @@ def rank_of(pid: int) -> str:
 
 
 def py_spy() -> str:
-    path = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-    if not os.path.exists(path):
+    path = find("py-spy")
+    if path is None:
         raise UserError("py-spy is not installed (pip install py-spy)")
     return path
 

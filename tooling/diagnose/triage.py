@@ -9,11 +9,12 @@ import functools
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from tooling.programs import find, search_path
 
 STEP_TIMEOUT = 5.0  # seconds per check
 OUTPUT_LINES = 12
@@ -63,15 +64,15 @@ def skip_reason(step: dict[str, Any], *, pid: int | None) -> str | None:
         if need in needs and (reason := missing(pid)) is not None:
             return reason
     program = _program(command)
-    if program and shutil.which(program) is None:
+    if program and find(program) is None:
         return f"{program} is not installed here"
-    if "torch" in needs and program and not _imports_torch(program):
+    if "torch" in needs and program and not _imports_torch(find(program) or program):
         return f"needs PyTorch ({program} cannot import torch)"
     return None
 
 
 def _slurm_missing(_pid: int | None) -> str | None:
-    if shutil.which("sinfo") is None:
+    if find("sinfo") is None:
         return "needs SLURM (sinfo not found)"
     if "SLURM_JOB_ID" not in os.environ:
         # sacct and sinfo answer on a login node too: only the job's id is missing
@@ -82,7 +83,7 @@ def _slurm_missing(_pid: int | None) -> str | None:
 # In the order a reader should learn them: a rerun is never started, whatever else is missing.
 _NEEDS: tuple[tuple[str, Callable[[int | None], str | None]], ...] = (
     ("rerun", lambda _: "needs a new run of the training; start it by hand when the cheaper checks are clear"),
-    ("gpu", lambda _: None if shutil.which("nvidia-smi") else "no NVIDIA GPU here (nvidia-smi not found)"),
+    ("gpu", lambda _: None if find("nvidia-smi") else "no NVIDIA GPU here (nvidia-smi not found)"),
     ("pid", lambda pid: None if pid is not None else "needs the PID of a training process: pass --pid"),
     ("root", lambda _: None if os.geteuid() == 0 else "needs root (dmesg and friends are restricted for other users)"),
     ("slurm", _slurm_missing),
@@ -112,7 +113,8 @@ def run_step(number: int, step: dict[str, Any], *, pid: int | None, timeout: flo
     # pipefail: a pipeline whose first stage failed (grep on logs that are not there) is a failed
     # check, not an "ok" with an error message in it
     process = subprocess.Popen(["bash", "-o", "pipefail", "-c", command], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               env={**os.environ, "PATH": search_path()})  # finds what skip_reason found
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
