@@ -7,9 +7,15 @@ import sys
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from tooling import arguments
-from tooling.error_handler import run_handled
-from tooling.errors import UsageError
+from tooling.slurm.signals import catch_early
+
+# first of all, before the imports that take most of starting up: a `tooling job` wrapping a
+# trainer catches the scheduler's signals from its first moments (a USR1 must not kill it)
+catch_early(sys.argv)
+
+from tooling import arguments  # noqa: E402
+from tooling.error_handler import run_handled  # noqa: E402
+from tooling.errors import UsageError  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):

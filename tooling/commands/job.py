@@ -10,6 +10,8 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.records.findings import excerpt
+from tooling.slurm import signals
+from tooling.slurm.signals import Catcher
 
 
 def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
@@ -24,13 +26,24 @@ def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
             raise UsageError(f"--{args.hook}: takes no command; expected either --{args.hook} or -- COMMAND...")
         from tooling.slurm.hooks import run_hook
         return run_hook(args.hook, root=root, run=args.run, clock=clock)
-    if not command:
-        raise UsageError("COMMAND: missing; expected the trainer after --, e.g. tooling job RUN -- python train.py")
-    if shutil.which(command[0]) is None:  # refused before the job's start is recorded: no start without an end
-        raise UsageError(f"COMMAND: {excerpt(command[0])} is not an executable on PATH or a path to one; "
-                         "expected the trainer after --, e.g. tooling job RUN -- python train.py")
-    from tooling.slurm.wrap import run_job
-    return run_job(command, root=root, run=args.run, log=args.log, clock=clock)
+    # caught before anything slow (the record's modules, the start's write), from the process's
+    # start where it was run as a command (catch_early): a USR1 in the job's first moments must not kill it
+    catcher = signals.EARLY or Catcher(clock)
+    catcher.install()
+    catcher.clock = clock
+    if fixed is not None:  # --now: every event at that time
+        for arrival in catcher.arrived:
+            arrival.at = fixed
+    try:
+        if not command:
+            raise UsageError("COMMAND: missing; expected the trainer after --, e.g. tooling job RUN -- python train.py")
+        if shutil.which(command[0]) is None:  # refused before the job's start is recorded: no start without an end
+            raise UsageError(f"COMMAND: {excerpt(command[0])} is not an executable on PATH or a path to one; "
+                             "expected the trainer after --, e.g. tooling job RUN -- python train.py")
+        from tooling.slurm.wrap import run_job
+        return run_job(command, root=root, run=args.run, log=args.log, clock=clock, catcher=catcher)
+    finally:
+        catcher.restore()
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:

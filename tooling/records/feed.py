@@ -12,7 +12,8 @@ refused write leaves the file as it was.
 
 Bounds, so that a run of months keeps a page a person can still read: ``feed.samples`` keeps one
 sample per sampling interval (the newest of each interval, by its ``at``) from the last 48 hours,
-``feed.events`` the last 200 events. Samples and events are written one per line (flow style).
+``feed.events`` the last 200 events (the run's first ``start`` and its latest always among them).
+Samples and events are written one per line (flow style).
 """
 from __future__ import annotations
 
@@ -147,6 +148,11 @@ def _add_sample(samples: Any, item: CommentedMap, *, every: float) -> None:
 
 
 def _add_events(events: Any, added: list[CommentedMap]) -> None:
+    """The last EVENTS_KEPT events, and the run's first start and the latest start among them
+    whatever came after: a flood of signals must not push out when the run, or its job, began."""
     events.extend(added)
-    if len(events) > EVENTS_KEPT:
-        del events[: len(events) - EVENTS_KEPT]
+    starts = [i for i, event in enumerate(events) if isinstance(event, dict) and event.get("kind") == "start"]
+    kept = {starts[0], starts[-1]} if starts else set()
+    excess = len(events) - EVENTS_KEPT
+    for i in reversed([i for i in range(len(events)) if i not in kept][:max(excess, 0)]):
+        del events[i]

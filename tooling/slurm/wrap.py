@@ -6,24 +6,24 @@ batch shell and gets ``--signal=B:USR1@...`` itself):
 - at start: a ``requeue`` event when SLURM_RESTART_COUNT says the job came back from the queue,
   then ``start`` (job id, array task, node);
 - each signal the scheduler sends (USR1 before the time limit, TERM on scancel, preemption or the
-  limit itself): a ``signal`` event, and the signal passed on to the trainer;
-- at the trainer's exit: ``end`` with its exit code, the job's state (scontrol) and the run's last
-  reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft incident, linked from
-  the event.
+  limit itself): passed on to the trainer at once, and a ``signal`` event stamped when it arrived
+  (:mod:`tooling.slurm.signals`); the events of a poll are one write, and a burst of the same
+  signal one event with its count, so a storm costs a few writes, not one per signal;
+- at the trainer's exit: ``end``, stamped then, with its exit code, the job's state (scontrol)
+  and the run's last reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft
+  incident, linked from the event.
 
 The job always comes first: a record that cannot be written is said once on stderr and the
 trainer runs, and the wrapper exits with the trainer's status, whatever happened to the record.
 """
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from tooling.fs.lock import LockTimeout
@@ -31,10 +31,11 @@ from tooling.records.edit import StillChanging
 from tooling.records.feed import feed_run
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
+from tooling.scaffold.new import stamp
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
+from tooling.slurm.signals import Arrival, Catcher, signal_events
 
-FORWARDED = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 POLL_SECONDS = 0.2
 RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5
 
@@ -52,8 +53,9 @@ class Recorder:
         self._said: set[str] = set()
 
     def events(self, *events: dict[str, Any]) -> None:
-        items = [{k: v for k, v in e.items() if v is not None} for e in events]
+        """Write ``events`` in one locked write; those without an ``at`` happen now."""
         now, deadline = self.clock(), time.monotonic() + RETRY_SECONDS  # a retried event keeps its time
+        items = [{k: v for k, v in {"at": now, **e}.items() if v is not None} for e in events]
         while True:
             try:
                 feed_run(self.root, self.run, now=now, events=items, lock_timeout=5.0)
@@ -80,63 +82,61 @@ class Recorder:
 
 
 def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None,
-            clock: Callable[[], datetime], job: Job | None = None) -> int:
-    """Run ``command`` as the job's trainer, recording the job; returns the trainer's exit status."""
+            clock: Callable[[], datetime], catcher: Catcher, job: Job | None = None) -> int:
+    """Run ``command`` as the job's trainer, recording the job; returns the trainer's exit status.
+    ``catcher`` has caught the job's signals since the process began; it is restored at the end."""
     recorder = Recorder(root=root, run=run, clock=clock)
     job = job or Job.from_environment()
-    if job is None:
-        recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
-        return exit_status(subprocess.call(command))  # a trainer killed by SIGKILL: 137, as inside a job
-    restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
-    recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
-    received: list[str] = []
-    children: list[subprocess.Popen[bytes]] = []
-
-    def forward(signum: int, frame: FrameType | None) -> None:
-        received.append(signal.Signals(signum).name.removeprefix("SIG"))
-        for child in children:
-            try:
-                child.send_signal(signum)
-            except ProcessLookupError:  # it has already exited
-                pass
-
-    previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     try:
-        children.append(subprocess.Popen(command))
-        for name in list(received):  # came while the trainer was being started: it gets them now
-            children[0].send_signal(signal.Signals[f"SIG{name}"])
-        status = _wait(children[0], received, recorder, job)
+        if job is None:
+            recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
+            catcher.started(subprocess.Popen(command))
+            return _wait(catcher, lambda batch: None)[0]  # a trainer killed by SIGKILL: 137, as inside a job
+        restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
+        recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
+        catcher.started(subprocess.Popen(command))
+        status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)))
+        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log)
+        return status
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    _end(recorder, job, status, terminated="TERM" in received, log=log)
-    return status
+        catcher.restore()
 
 
-def _wait(child: subprocess.Popen[bytes], received: list[str], recorder: Recorder, job: Job) -> int:
-    """Wait for the trainer, writing each signal's event as it comes."""
-    written = 0
+def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None]) -> tuple[int, int]:
+    """Wait for the trainer, handing ``write`` the signals as they come: all that arrived since
+    the last write at once. Returns its exit status and how many arrivals were written (those
+    after go with the end event)."""
+    child, written = catcher.child, 0
+    assert child is not None
     while True:
         try:
-            returncode = child.wait(timeout=POLL_SECONDS)
+            return exit_status(child.wait(timeout=POLL_SECONDS)), written
         except subprocess.TimeoutExpired:
-            returncode = None
-        while written < len(received):
-            recorder.events(job.event("signal", signal=received[written]))
-            written += 1
-        if returncode is not None:
-            return exit_status(returncode)
+            pass
+        catcher.pass_waiting()
+        batch = catcher.arrived[written:]
+        if batch:
+            written += len(batch)
+            write(batch)
 
 
-def _end(recorder: Recorder, job: Job, status: int, *, terminated: bool, log: Path | None) -> None:
+def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
+    return [job.event(**event) for event in signal_events(batch, stamp=stamp)]
+
+
+def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written: int, ended: datetime,
+         log: Path | None) -> None:
+    """The end event, at ``ended``, in one write with the signals not written yet."""
     info = show(job.slurm_id)
-    state = end_state(job, info, exit_code=status, terminated=terminated)
+    state = end_state(job, info, exit_code=status, terminated="TERM" in catcher.names())
     incident = None
     if failed(state):
         log = log or (Path(info["StdOut"]) if info.get("StdOut") else None)
         try:
-            incident = draft_failure(root=recorder.root, now=recorder.clock(), run=recorder.run, job=job,
+            incident = draft_failure(root=recorder.root, now=ended, run=recorder.run, job=job,
                                      exit_code=status, state=state, log=log)
         except Exception as exc:  # the end event is still worth writing without its incident
             recorder.warn(f"could not draft the incident of job {job.job_id} (the event is written without it): {exc}")
-    recorder.events(end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident))
+    last = end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident)
+    # a signal that came after the end (while scontrol answered) is listed after it
+    recorder.events(*sorted([*_signals(job, catcher.arrived[written:]), {**last, "at": ended}], key=lambda e: e["at"]))

@@ -1,0 +1,198 @@
+"""`tooling job` under the scheduler's signals (issue 21, defect 10): a storm of signals costs a few
+writes, each event carries the time its signal arrived, the run's start stays among the kept
+events, and a USR1 in the wrapper's first moments does not kill it."""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, strategies as st
+
+from support import tooling
+from tooling.records.feed import EVENTS_KEPT, _add_events
+from tooling.records.load import load_file
+from tooling.slurm.signals import Arrival, signal_events
+
+JOB = "4242"
+# The trainer: counts the USR1 it gets; on TERM, or once it got a USR1 with --until-usr1, it
+# writes how many and when it ended, and exits 0 (a trainer that saved and stopped)
+TRAINER = textwrap.dedent("""\
+    import signal, sys, time
+    from pathlib import Path
+    out, until_usr1 = Path(sys.argv[1]), sys.argv[2:] == ["--until-usr1"]
+    got = []
+    def end(*_):
+        out.write_text(f"{len(got)} {time.time()}")
+        sys.exit(0)
+    signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+    signal.signal(signal.SIGTERM, end)
+    out.with_suffix(".ready").write_text("")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (until_usr1 and got):
+        time.sleep(0.02)
+    end()
+""")
+
+
+def until(condition: Callable[[], object], what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+# no SLURM to ask (a test SLURM's SLURM_CONF left out): scontrol cannot say, and the exit code does
+ENV = {**{k: v for k, v in os.environ.items() if k != "SLURM_CONF"}, "SLURM_JOB_ID": JOB}
+
+
+def start(repo: Path, tmp_path: Path, *trainer_args: str) -> tuple[subprocess.Popen[str], Path]:
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    out = tmp_path / "trainer.out"
+    wrapper = subprocess.Popen([sys.executable, "-m", "tooling", "job", "demo-7b", "--", sys.executable,
+                                str(tmp_path / "trainer.py"), str(out), *trainer_args],
+                               cwd=repo, env=ENV, stderr=subprocess.PIPE, text=True)
+    return wrapper, out
+
+
+def scontrol_seconds() -> float:
+    """How long the wrapper's one question to scontrol at the end takes here."""
+    if shutil.which("scontrol") is None:
+        return 0.0
+    began = time.monotonic()
+    subprocess.run(["scontrol", "show", "job", "-o", JOB], env=ENV, capture_output=True, timeout=15, check=False)
+    return time.monotonic() - began
+
+
+def events(repo: Path) -> list[dict[str, Any]]:
+    return load_file(str(repo / "runbooks" / "runs" / "demo-7b.yaml")).data["feed"]["events"]
+
+
+def when(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def test_a_storm_of_signals_is_a_few_writes_stamped_as_they_arrived_and_keeps_the_start(
+        repo: Path, tmp_path: Path) -> None:
+    run = repo / "runbooks" / "runs" / "demo-7b.yaml"
+    # 250 events already there, the run's first start the oldest: a long run's timeline
+    older = "".join(f"    - {{at: 2026-11-20T00:{i // 60:02d}:{i % 60:02d}+00:00, kind: signal, job_id: '1', "
+                    "signal: USR2}\n" for i in range(249))
+    run.write_text(run.read_text() + "feed:\n  events:\n    - {at: 2026-11-19T00:00:00+00:00, kind: start, "
+                   f"job_id: '1'}}\n{older}")
+    wrapper, out = start(repo, tmp_path)
+    until(out.with_suffix(".ready").exists, "the trainer to start")
+    first = time.time()
+    for _ in range(100):
+        os.kill(wrapper.pid, signal.SIGUSR1)
+        time.sleep(0.002)
+    last = time.time()
+    os.kill(wrapper.pid, signal.SIGTERM)
+    try:
+        wrapper.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        wrapper.kill()
+        raise AssertionError("the wrapper took more than 30 s after a storm of 101 signals") from None
+    ended = time.time()
+    got, trainer_ended = out.read_text().split()
+    assert (wrapper.returncode, wrapper.stderr.read() if wrapper.stderr else "") == (0, "")
+    # after its trainer: scontrol, a read and one write (one write per event: 100 s of them)
+    assert ended - float(trainer_ended) < 5 + scontrol_seconds(), "the wrapper ended long after its trainer"
+
+    kept = events(repo)
+    assert len(kept) == 200 and kept[0] == {"at": "2026-11-19T00:00:00+00:00", "kind": "start", "job_id": "1"}
+    mine = [e for e in kept if e["job_id"] == JOB]
+    assert [e["kind"] for e in (mine[0], mine[-1])] == ["start", "end"]
+    assert (mine[-1]["exit_code"], mine[-1]["state"]) == (0, "COMPLETED")
+    signals = mine[1:-1]
+    assert 2 <= len(signals) <= 6, f"a storm is a few events, not {len(signals)}"
+    assert [e["signal"] for e in signals][-1] == "TERM" and {e["signal"] for e in signals[:-1]} == {"USR1"}
+    counts = [int(m[1]) if (m := re.match(r"(\d+) times, the last at (\S+)$", e.get("detail", ""))) else 1
+              for e in signals[:-1]]
+    assert int(got) <= sum(counts) <= 100  # signals of one kind pending at once are delivered once
+    for event in signals[:-1]:  # each stamped when its signal arrived, not when it was written
+        lasts = re.findall(r"the last at (\S+)$", event.get("detail", ""))
+        for stamp in [event["at"], *lasts]:
+            assert int(first) <= when(stamp) <= last + 1, (stamp, first, last)
+    assert int(last) <= when(signals[-1]["at"]) <= last + 1
+    checked = tooling("validate", cwd=repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_usr1_while_the_wrapper_starts_up_does_not_kill_it(repo: Path, tmp_path: Path) -> None:
+    run = repo / "runbooks" / "runs" / "demo-7b.yaml"
+    with open(run) as held:  # the start's write waits for this lock: the wrapper is still starting up
+        fcntl.flock(held, fcntl.LOCK_EX)
+        wrapper, out = start(repo, tmp_path, "--until-usr1")
+
+        def has_the_record_open() -> bool:
+            try:
+                return any(os.readlink(f"/proc/{wrapper.pid}/fd/{fd}") == str(run)
+                           for fd in os.listdir(f"/proc/{wrapper.pid}/fd"))
+            except OSError:  # a descriptor closed meanwhile
+                return False
+
+        until(lambda: has_the_record_open() or wrapper.poll() is not None, "the wrapper to open the run record")
+        sent = time.time()
+        os.kill(wrapper.pid, signal.SIGUSR1)
+        time.sleep(0.3)
+    try:
+        wrapper.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        wrapper.kill()
+        raise
+    assert (wrapper.returncode, wrapper.stderr.read() if wrapper.stderr else "") == (0, "")
+    assert out.read_text().split()[0] == "1"  # the trainer got it, once it could take it
+    mine = [e for e in events(repo) if e["job_id"] == JOB]
+    assert [(e["kind"], e.get("signal"), e.get("state")) for e in mine] == [
+        ("start", None, None), ("signal", "USR1", None), ("end", None, "COMPLETED")]
+    assert int(sent) <= when(mine[1]["at"]) <= sent + 1
+
+
+ARRIVALS = st.lists(st.tuples(st.sampled_from(["USR1", "USR2", "TERM"]), st.integers(min_value=0, max_value=3)),
+                    max_size=60)
+
+
+@given(arrivals=ARRIVALS)
+def test_signal_events_are_the_runs_of_one_signal_each_at_its_first_arrival(arrivals: list[tuple[str, int]]) -> None:
+    base = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
+    times = [base + timedelta(seconds=sum(gap for _, gap in arrivals[:i + 1])) for i in range(len(arrivals))]
+    caught = [Arrival(name, at, True) for (name, _), at in zip(arrivals, times)]
+    made = list(signal_events(caught, stamp=lambda at: at.isoformat()))
+    expanded, i = [], 0
+    for event in made:
+        match = re.fullmatch(r"(\d+) times, the last at (\S+)", event["detail"] or "1 times, the last at -")
+        assert match is not None
+        count = int(match[1])
+        assert count != 1 or event["detail"] is None
+        assert event["at"] == times[i] and (count == 1 or match[2] == times[i + count - 1].isoformat())
+        expanded += [event["signal"]] * count
+        i += count
+    assert expanded == [name for name, _ in arrivals]
+    assert all(a["signal"] != b["signal"] for a, b in zip(made, made[1:]))  # a run is one event
+
+
+@given(kinds=st.lists(st.sampled_from(["start", "signal", "end", "requeue"]), max_size=260),
+       added=st.integers(min_value=0, max_value=120))
+def test_the_kept_events_are_the_newest_with_the_first_and_the_latest_start(kinds: list[str], added: int) -> None:
+    everything = [{"kind": kind, "n": n} for n, kind in enumerate(kinds + ["signal"] * added)]
+    events = everything[:len(kinds)]
+    _add_events(events, everything[len(kinds):])
+    starts = [e for e in everything if e["kind"] == "start"]
+    must = [starts[0], starts[-1]] if starts else []
+    assert len(events) == min(len(everything), EVENTS_KEPT)
+    assert all(e in events for e in must)
+    assert [e["n"] for e in events] == sorted(e["n"] for e in events)  # in their order
+    others = [e for e in events if e not in must]
+    newest = [e for e in everything if e not in must][-len(others):] if others else []
+    assert others == newest  # of the rest, the newest
