@@ -490,6 +490,27 @@ def test_export_refuses_to_overwrite_a_record(history: Path, output: str) -> Non
     assert snapshot(history) == before
 
 
+@pytest.mark.parametrize(("output", "line"), [("mkdocs.yml", 1), ("ops-logbook.csv", 1), ("history.jsonl", 1),
+                                              ("half.jsonl", 3)])
+def test_export_replaces_only_an_earlier_export(history: Path, output: str, line: int) -> None:
+    """`export -o mkdocs.yml` replaced the site's config with JSON Lines, exit 0 (only a record's
+    path was refused): any existing file that is not an earlier export is left as it was."""
+    assert tooling("export", "--jsonl", "-o", "all.jsonl", cwd=history).returncode == 0
+    assert _import(history, "history.jsonl").returncode == 0
+    exported = tooling("export", "--jsonl", cwd=history).stdout.splitlines()
+    (history / "half.jsonl").write_text("\n".join([*exported[:2], "{}", *exported[2:]]) + "\n")  # begins like one
+    before = snapshot(history)
+    result = tooling("export", "--jsonl", "-o", output, cwd=history)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"tooling: error: --output: {output} exists and is not an earlier export (its line {line} is not an "
+               "incident as export writes one), so it is not replaced; expected a new file or an earlier export, "
+               "such as incidents.jsonl\n")
+    assert snapshot(history) == before
+    again = tooling("export", "--jsonl", "-o", "all.jsonl", cwd=history)  # an earlier export, empty or not
+    assert (again.returncode, again.stderr) == (0, "exported 3 incidents to all.jsonl\n")
+    assert tooling("export", "--jsonl", "-o", "all.jsonl", cwd=history).returncode == 0
+
+
 def test_export_writes_into_a_fifo_and_refuses_a_loop_of_links_leaving_both_as_they_were(history: Path) -> None:
     import os
     import threading

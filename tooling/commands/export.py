@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.fs.atomic import replace_file
-from tooling.intake.export import export_jsonl
+from tooling.intake.export import export_jsonl, not_an_export
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import record_stem
 
@@ -24,6 +24,23 @@ def _refuse_a_record(root: Path, output: Path) -> None:
         raise UsageError(f"--output: {output} is a record file of the repository (under "
                          f"{', '.join(d + '/' for d in RECORD_DIRS)}); expected a file outside them "
                          "or a name that does not end in .yaml or .yml, such as incidents.jsonl")
+
+
+def _refuse_what_is_not_an_export(output: Path) -> None:
+    """Only an earlier export is replaced: `-o mkdocs.yml` (or any file a typo names) replaced
+    the site's config with JSON Lines. A file that does not exist yet is made; a device or pipe
+    is written to; a loop of links is the error of the file system."""
+    try:
+        mode = os.stat(output).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        return
+    line = not_an_export(output)
+    if line is not None:
+        raise UsageError(f"--output: {output} exists and is not an earlier export (its line {line} is not an "
+                         "incident as export writes one), so it is not replaced; expected a new file or an earlier "
+                         "export, such as incidents.jsonl")
 
 
 def _special(output: Path) -> bool:
@@ -40,6 +57,7 @@ def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
         output = None
     if output is not None:
         _refuse_a_record(root, output)
+        _refuse_what_is_not_an_export(output)
     text, count = export_jsonl(root, now=now)
     if output is None:
         sys.stdout.write(text)

@@ -41,6 +41,27 @@ def as_object(record: Record, root: Path) -> dict[str, Any]:
     return {"id": record.id, "path": shown, **{k: v for k, v in record.data.items() if k != "id"}}
 
 
+def not_an_export(path: Path) -> int | None:
+    """The first line of ``path`` that is not an incident as :func:`export_jsonl` writes one (a
+    JSON object with kind incident, an id and a path), or None when every line is one: the file
+    is an earlier export (an empty one held no incidents). Read to the end, not judged by its
+    first line: a file that begins like an export may still be something else."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip() and not _exported(line):
+                return number
+    return None
+
+
+def _exported(line: str) -> bool:
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return (isinstance(data, dict) and data.get("kind") == "incident" and isinstance(data.get("id"), str)
+            and isinstance(data.get("path"), str))
+
+
 def export_jsonl(root: Path, *, now: datetime) -> tuple[str, int]:
     """The JSON Lines text and how many incidents it holds."""
     records = incidents(root, now=now)
