@@ -1,6 +1,7 @@
 """Every failure of the command line is one located line and an exact exit code, never a traceback."""
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -120,17 +121,17 @@ def test_stacks_refuses_what_is_not_a_dump(tmp_path: Path, name: str, content: b
 
 
 @pytest.mark.parametrize("args, message", [
-    (["stacks", "--pids", "-5"], "tooling stacks: error: argument --pids: expected a whole number >= 1 but "
+    (["stacks", "--pids", "-5"], "tooling: error: stacks: argument --pids: expected a whole number >= 1 but "
                                  "received: '-5'"),
-    (["stacks", "--pids", "0"], "tooling stacks: error: argument --pids: expected a whole number >= 1 but "
+    (["stacks", "--pids", "0"], "tooling: error: stacks: argument --pids: expected a whole number >= 1 but "
                                 "received: '0'"),
-    (["triage", "hang", "--timeout", "nan"], "tooling triage: error: argument --timeout: expected seconds between "
+    (["triage", "hang", "--timeout", "nan"], "tooling: error: triage: argument --timeout: expected seconds between "
                                              "0 and 3600 but received: 'nan'"),
     (["--now", "yesterday", "validate"], "tooling: error: argument --now: expected a timestamp such as "
                                          "2026-11-29T12:00:00+00:00 but received: 'yesterday'"),
-    (["serve", "--dev-addr", "nonsense"], "tooling serve: error: argument --dev-addr: expected host:port such as "
+    (["serve", "--dev-addr", "nonsense"], "tooling: error: serve: argument --dev-addr: expected host:port such as "
                                           "127.0.0.1:8000 but received: 'nonsense'"),
-    (["publish", "../x"], "tooling publish: error: argument version: expected a version name of letters, digits, "
+    (["publish", "../x"], "tooling: error: publish: argument version: expected a version name of letters, digits, "
                           "dots and dashes such as 0.3 or 2026-11-29 but received: '../x'"),
 ])
 def test_bad_numbers_stop_at_the_command_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -173,7 +174,7 @@ def test_set_addresses_list_items_by_number(repo: Path) -> None:
 
 
 @pytest.mark.parametrize("args, line", [
-    (["review"], "tooling review: error: the following arguments are required: POSTMORTEM-ID"),
+    (["review"], "tooling: error: review: the following arguments are required: POSTMORTEM-ID"),
     (["bogus"], "tooling: error: argument COMMAND: Expected one of: ['validate', 'new-incident', 'new-postmortem', "
                 "'new-run', 'set', 'report', 'job', 'scan', 'watch', 'import', 'export', 'build', 'serve', "
                 "'publish', 'repeats', 'review', 'budget', 'stacks', 'triage', 'watchdog'] but received: 'bogus'"),
@@ -251,3 +252,22 @@ def test_a_run_record_that_does_not_load_is_its_own_error_not_one_per_incident_n
     edit = tooling("set", "INC-0001", "title=A title that is long enough", cwd=repo)
     assert edit.returncode == 1 and "run 'demo-7b' is in runbooks/runs/demo-7b.yaml" in edit.stderr
     assert snapshot(repo) == before
+
+
+def _commands() -> list[str]:
+    """Every command of the real parser, read from it (a new command is covered without a list)."""
+    from tooling.main import _parser
+
+    action = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return list(action.choices)
+
+
+@pytest.mark.parametrize("command", _commands())
+def test_every_commands_usage_error_begins_as_every_other_error(tmp_path: Path, command: str) -> None:
+    """A command's own parser said `tooling report: error:` where every other error says
+    `tooling: error:`; it names the command after it now. `--now` is an option of every command,
+    checked by the command's parser."""
+    result = tooling(command, "--now", "yesterday", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", f"tooling: error: {command}: argument --now: expected a timestamp such as 2026-11-29T12:00:00+00:00 "
+               "but received: 'yesterday'\n")

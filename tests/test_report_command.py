@@ -50,13 +50,13 @@ BAD = {
                                                       "(no SLURM_JOB_ID); expected the job's id"),
     "state without event": (["--step", "1", "--state", "FAILED"], 2, "tooling: error: --state: needs --event; "
                                                                      "expected --event start|signal|requeue|end"),
-    "not a number": (["--step", "1", "--loss", "nan"], 2, "tooling report: error: argument --loss: expected a finite "
+    "not a number": (["--step", "1", "--loss", "nan"], 2, "tooling: error: report: argument --loss: expected a finite "
                                                           "number but received: 'nan'"),
-    "negative throughput": (["--step", "1", "--tokens-per-s", "-3"], 2, "tooling report: error: argument "
+    "negative throughput": (["--step", "1", "--tokens-per-s", "-3"], 2, "tooling: error: report: argument "
                             "--tokens-per-s: expected a number >= 0 but received: '-3'"),
-    "negative step": (["--step", "-1"], 2, "tooling report: error: argument --step: expected a whole number >= 0 "
+    "negative step": (["--step", "-1"], 2, "tooling: error: report: argument --step: expected a whole number >= 0 "
                                            "but received: '-1'"),
-    "unknown event": (["--event", "crash"], 2, "tooling report: error: argument --event: Expected one of: "
+    "unknown event": (["--event", "crash"], 2, "tooling: error: report: argument --event: Expected one of: "
                                                "['start', 'signal', 'requeue', 'end'] but received: 'crash'"),
 }
 

@@ -61,7 +61,7 @@ def test_a_check_that_hangs_is_cut_off() -> None:
 
 def test_unknown_symptom_is_a_usage_error(tmp_path: Path) -> None:
     result = tooling("triage", "plateau", cwd=_copy(tmp_path))
-    assert (result.returncode, result.stderr) == (2, "tooling triage: error: argument symptom: Expected one of: "
+    assert (result.returncode, result.stderr) == (2, "tooling: error: triage: argument symptom: Expected one of: "
                                                      "['nan', 'hang', 'divergence', 'crash', 'checkpoint', 'slowdown'] "
                                                      "but received: 'plateau'\n")
 

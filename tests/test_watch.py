@@ -494,7 +494,7 @@ def test_bad_options_stop_at_the_command_line(repo: Path, args: list[str], messa
     place = ["--run", "demo-7b"] if args else []
     result = tooling("watch", "train.log", "--once", *place, *args, cwd=repo)
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr.splitlines()[-1] == f"tooling watch: error: {message}"
+    assert result.stderr.splitlines()[-1] == f"tooling: error: watch: {message}"
 
 
 def test_one_watch_per_offset_file(repo: Path, tmp_path: Path) -> None:

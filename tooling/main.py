@@ -20,21 +20,26 @@ from tooling.errors import UsageError  # noqa: E402
 
 class _Parser(argparse.ArgumentParser):
     """argparse, answering a bad command line in one line (no usage block; `--help` has it) and
-    a wrong choice in the house's words."""
+    a wrong choice in the house's words; a command's parser too begins ``tooling: error:`` (not
+    argparse's ``tooling report: error:``), the command named where the error is."""
 
     def error(self, message: str) -> NoReturn:
         choice = _INVALID_CHOICE.search(message)
         if choice:
             message = (f"{message[:choice.start()]}Expected one of: [{choice['choices']}] "
                        f"but received: {choice['value']}")
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        command = self.prog.removeprefix(PROG).strip()  # a command's parser is named 'tooling report'
+        self.exit(2, f"{PROG}: error: {command + ': ' if command else ''}{message}\n")
+
+
+PROG = "tooling"
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: (?P<value>.*) \(choose from (?P<choices>.*)\)\Z")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tooling", description=(
+    parser = _Parser(prog=PROG, description=(
         "Resilience playbook: records of incidents, postmortems and training runs, "
         "validated and rendered into a site."))
     parser.add_argument("--root", type=Path, help="repository root (default: found upward from here)")
