@@ -1,8 +1,12 @@
-"""`tooling serve` stopped by a signal ends its mkdocs child, so the port is free at once; and
-`./dev serve` installs what the site needs, not the test tools or PyTorch."""
+"""`tooling serve` stopped by a signal ends its mkdocs child, so the port is free at once; an
+error while serving (a record that no longer loads, a page that fails to render) is shown on
+every page in the browser until it is fixed, and the server stays up; and `./dev serve`
+installs what the site needs, not the test tools or PyTorch."""
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import signal
 import socket
@@ -13,8 +17,12 @@ import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import pytest
+
+from render_fault import ERROR, MARKER, RENDER_FAULT
+from support import tooling
 
 PAGE = "/generated/incidents/"  # rendered from the corpus, so 200 means mkdocs serves the site
 
@@ -179,3 +187,92 @@ def test_a_port_taken_after_the_check_is_the_same_one_line(repo: Path, tmp_path:
                                        "already in use; expected a free port of this machine, such as 127.0.0.1:8001")
     assert "Traceback" not in stderr and stderr.count("tooling: error:") == 1
     assert " - " not in stderr, stderr  # nor mkdocs' build log ("INFO    -  Building documentation...")
+
+
+# The tiny site of tests/test_render_whole.py, in two editions; mkdocs' own theme, to be quick.
+TWO_EDITIONS = """site_name: test
+plugins:
+  - i18n:
+      docs_structure: suffix
+      languages:
+        - {locale: en, default: true, name: English}
+        - {locale: ko, name: 한국어, theme: {locale: en}}
+"""
+BANNER = 'class="tooling-serve-error"'
+
+
+def _page(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.read().decode("utf-8")
+
+
+def _until(url: str, holds: Callable[[str], bool], serve: subprocess.Popen, log: Path) -> str:  # type: ignore[type-arg]
+    """The page at ``url`` once ``holds`` is true of it; `tooling serve` must stay up meanwhile."""
+    deadline, text = time.monotonic() + 60, ""
+    while time.monotonic() < deadline:
+        assert serve.poll() is None, f"tooling serve ended ({serve.returncode}):\n{log.read_text()[-3000:]}"
+        try:
+            text = _page(url)
+        except (OSError, urllib.error.URLError):
+            text = ""
+        if holds(text):
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"{url} never showed what was expected; it shows:\n{text[-2000:]}\n"
+                         f"tooling serve said:\n{log.read_text()[-3000:]}")
+
+
+def _epoch(page: str) -> int:
+    """The version of the site a page was served from, in mkdocs' live-reload script."""
+    found = re.search(r"livereload\((\d+),", page)
+    assert found, page[-2000:]
+    return int(found[1])
+
+
+def _retitle(record: Path, title: str) -> None:
+    record.write_text(re.sub(r"^title: .*$", f"title: {title}", record.read_text(), count=1, flags=re.M))
+
+
+def test_an_error_while_serving_is_shown_on_every_page_until_fixed(repo: Path, tmp_path: Path) -> None:
+    """A record broken while `tooling serve` runs: its located error on the pages in the browser
+    (it was on the terminal alone), then gone once the record is fixed. A page that fails to
+    render (the fault of tests/render_fault.py, as the Korean repeats page failed on a score)
+    ended `tooling serve`; now it is shown the same way, and the server stays up throughout."""
+    (repo / "mkdocs.yml").write_text(TWO_EDITIONS, encoding="utf-8")
+    port, log, cache = _free_port(), tmp_path / "serve.log", tmp_path / "cache"
+    base = f"http://127.0.0.1:{port}"
+    english, korean = f"{base}/generated/incidents/INC-0001/", f"{base}/ko/generated/incidents/INC-0001/"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    record, bad = repo / "incidents" / "INC-0002.yaml", repo / "incidents" / "INC-0001.yaml"
+    good = record.read_text()
+    with log.open("wb") as stderr:
+        serve = subprocess.Popen([sys.executable, "-c", RENDER_FAULT, "serve", "--dev-addr", f"127.0.0.1:{port}"],
+                                 cwd=repo, stdout=subprocess.DEVNULL, stderr=stderr, env=env, start_new_session=True)
+    try:
+        _wait_for_200(english, time.monotonic() + 60, log)
+        first = _page(english)
+        assert BANNER not in first
+
+        record.write_text(good.replace("\ntitle: ", "\ntitle: [unclosed\nx: ", 1))  # no longer YAML
+        said = tooling("build", "--render-only", cwd=repo)  # what the CLI says of it, here
+        assert said.returncode == 1 and "incidents/INC-0002.yaml:" in said.stderr and "[yaml-syntax]" in said.stderr
+        expected = html.escape(said.stderr.removeprefix("tooling: ").rstrip("\n"))
+        # shown once mkdocs has built again: the epoch that makes an open page reload has moved on
+        # (the pages did not change; the notice did)
+        shown = _until(english, lambda page: BANNER in page and _epoch(page) > _epoch(first), serve, log)
+        assert expected in shown
+        assert expected in _until(korean, lambda page: BANNER in page, serve, log)
+        assert f"tooling serve: {said.stderr.removeprefix('tooling: ')}" in log.read_text()
+        record.write_text(good)
+        _until(english, lambda page: BANNER not in page, serve, log)
+
+        _retitle(bad, f"Xid 79 on node042 again {MARKER}")  # its Korean page fails to render
+        failed = f"internal error: {ERROR}; the traceback is in {cache}/tooling/tooling.log (please report it)"
+        for url in (english, korean):
+            assert html.escape(failed) in _until(url, lambda page: BANNER in page, serve, log)
+        _retitle(bad, "Xid 79 on node042 again")
+        page = _until(english, lambda page: BANNER not in page and "Xid 79 on node042 again" in page, serve, log)
+        assert "Xid 79 on node042 again" in page
+        assert serve.poll() is None
+    finally:
+        _kill_session(serve)

@@ -47,10 +47,19 @@ def run_handled(action: Callable[[], int]) -> int:
     except OSError as exc:
         return _fail(f"tooling: error: {os_message(exc)}", 1)
     except Exception as exc:  # the catch-all: a bug, never a user's fault
-        log = _log_traceback()
-        where = f"the traceback is in {log}" if log else "the traceback is above"
-        return _fail(f"tooling: internal error: {type(exc).__name__}: {excerpt(str(exc), 200)}; "
-                     f"{where} (please report it)", BUG_EXIT)
+        return _fail(f"tooling: {said(exc)}", BUG_EXIT)
+
+
+def said(exc: Exception) -> str:
+    """What :func:`run_handled` says of ``exc`` after ``tooling: `` (a bug's traceback is logged
+    first), for a command that reports an error and carries on (`tooling serve`)."""
+    if isinstance(exc, UserError):
+        return f"error: {exc}"
+    if isinstance(exc, OSError):
+        return f"error: {os_message(exc)}"
+    log = _log_traceback()
+    where = f"the traceback is in {log}" if log else "the traceback is above"
+    return f"internal error: {type(exc).__name__}: {excerpt(str(exc), 200)}; {where} (please report it)"
 
 
 def os_message(exc: OSError) -> str:

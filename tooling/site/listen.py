@@ -14,10 +14,12 @@ import io
 import logging
 import socket
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from tooling.error_handler import run_handled
 from tooling.errors import UserError
+from tooling.site import notice
 
 
 def cannot_listen(dev_addr: str, exc: OSError) -> UserError:
@@ -43,17 +45,26 @@ def check_address(dev_addr: str) -> None:
         raise cannot_listen(dev_addr, exc) from None
 
 
-def server_command(dev_addr: str, config_file: str) -> list[str]:
-    """The command line of the mkdocs child of `tooling serve`."""
-    return [sys.executable, "-m", "tooling.site.listen", dev_addr, config_file]
+def server_command(dev_addr: str, config_file: str, shown: Path) -> list[str]:
+    """The command line of the mkdocs child of `tooling serve` (``shown``: the folder of its
+    notice, tooling.site.notice)."""
+    return [sys.executable, "-m", "tooling.site.listen", dev_addr, config_file, str(shown)]
 
 
 def main(argv: list[str]) -> int:
-    """``mkdocs serve --dev-addr DEV_ADDR --config-file CONFIG``, its bind failing as the check does."""
-    dev_addr, config_file = argv
+    """``mkdocs serve --dev-addr DEV_ADDR --config-file CONFIG``, its bind failing as the check
+    does, every page it serves with the notice in ``SHOWN`` on top, and a change of the notice
+    reloading the pages open in a browser (the folder is watched as the docs are)."""
+    dev_addr, config_file, shown = argv
     from mkdocs.__main__ import cli  # imported here: `tooling serve` itself does not need mkdocs'
     from mkdocs.livereload import LiveReloadServer
 
+    inject = LiveReloadServer._inject_js_into_html
+
+    def with_notice(server: Any, content: bytes, epoch: int) -> bytes:
+        return notice.with_banner(inject(server, content, epoch), Path(shown))
+
+    LiveReloadServer._inject_js_into_html = with_notice  # type: ignore[method-assign]
     bind, held = LiveReloadServer.server_bind, _Held()
 
     def server_bind(server: Any) -> None:
@@ -68,7 +79,8 @@ def main(argv: list[str]) -> int:
 
     def serve() -> int:
         try:
-            cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file], prog_name="mkdocs")
+            cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file, "--watch", shown],
+                     prog_name="mkdocs")
         finally:
             held.release()  # a build that failed before listening says why
         return 0  # not reached: click ends the process with mkdocs' own status

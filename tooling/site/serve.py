@@ -12,9 +12,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Iterator
 
-from tooling.errors import UserError
+from tooling.error_handler import said
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import repository_files
+from tooling.site import notice
 from tooling.site.build import MKDOCS_ENV, render_site
 from tooling.site.listen import check_address, server_command
 
@@ -34,13 +35,18 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return state
 
 
-def rerender(root: Path, now: datetime | None, log: Callable[[str], None]) -> None:
-    """Render again; bad records are reported and the last good pages stay in place."""
+def rerender(root: Path, now: datetime | None, log: Callable[[str], None], shown: Path) -> None:
+    """Render again. A record that does not load, a page that fails to render (a bug) or a
+    write that fails is said on the terminal and on every page served (``shown``: the notice's
+    folder, tooling.site.notice) until a render passes; the last good pages stay in place."""
     try:
         result = render_site(root, now=now or datetime.now(timezone.utc))
-    except UserError as exc:
-        log(f"tooling serve: {exc}")
+    except Exception as exc:  # whatever it is, the server stays up to show it
+        message = said(exc)
+        log(f"tooling serve: {message}")
+        notice.show(shown, message)
         return
+    notice.clear(shown)
     if result.written or result.removed:
         log(f"tooling serve: re-rendered {len(result.written)} page(s), removed {len(result.removed)}")
 
@@ -99,27 +105,32 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
     """Serve until mkdocs stops or a stop signal arrives: then 128 + the signal's number, as a
     shell reports it (130 for Ctrl-C), with the mkdocs child ended and its port free."""
     server: subprocess.Popen[bytes] | None = None
+    shown: Path | None = None
     with _StopSignals() as signals:
         try:
             check_address(dev_addr)
             render_site(root, now=now or datetime.now(timezone.utc))
             with signals.hold():
+                shown = notice.new_folder()
                 # mkdocs through listen.py: a port taken after the check is the check's one line too
-                server = subprocess.Popen(server_command(dev_addr, str(root / "mkdocs.yml")), cwd=root,
+                server = subprocess.Popen(server_command(dev_addr, str(root / "mkdocs.yml"), shown), cwd=root,
                                           env={**os.environ, **MKDOCS_ENV})
             log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
-            _watch(root, server, now, log)
+            _watch(root, server, now, log, shown)
         except Stopped as stop:
             log(f"tooling serve: stopping on {stop}")
             return 128 + stop.signum
         finally:
+            signals.held = True  # a second signal must not cut the child's ending short
             if server is not None:
-                signals.held = True  # a second signal must not cut the child's ending short
                 _end(server)
+            if shown is not None:
+                notice.remove_folder(shown)
     return _exit_status(server.returncode)
 
 
-def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, log: Callable[[str], None]) -> None:
+def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, log: Callable[[str], None],
+           shown: Path) -> None:
     """Re-render whenever a record changes, for as long as mkdocs runs."""
     seen = snapshot(root)
     while server.poll() is None:
@@ -127,7 +138,7 @@ def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, lo
         current = snapshot(root)
         if current != seen:
             seen = current
-            rerender(root, now, log)
+            rerender(root, now, log, shown)
 
 
 def _end(server: subprocess.Popen[bytes]) -> None:
