@@ -7,12 +7,22 @@ exit 1, the repository untouched, at once.
 """
 from __future__ import annotations
 
+import json
+import re
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from support import snapshot, tooling
+from tooling.errors import UserError
+from tooling.intake import fields
+from tooling.intake.dates import DateRules
+from tooling.intake.fields import mappable
+from tooling.intake.jsonl import read_jsonl
+from tooling.intake.values import Context, convert
 
 NOW = "2026-11-29T12:00:00+00:00"
 DIGITS = "9" * 5000
@@ -101,3 +111,42 @@ def test_a_count_of_thousands_of_digits_in_free_text_guesses_nothing(repo: Path)
     assert "occurrences" not in result.stdout
     assert "text.csv:2: [unmapped] ranks: '²' (column 'ranks': '²' is not a whole number >= 0; kept in notes)\n" \
         in result.stdout
+
+
+CONTEXT = Context({}, {}, DateRules(), ("demo-7b",))
+NUMERIC = [n for n in mappable() if fields.shape(n) in ("int", "number", "ints")]
+digits = st.integers(1, 6000).map(lambda n: "9" * n)
+cells = st.lists(st.one_of(digits, st.text(alphabet="0123456789.,- hdkmx²٣\u2212", max_size=12), st.text(max_size=8)),
+                 max_size=4).map("".join)
+
+
+@given(name=st.sampled_from(NUMERIC), cell=cells)
+def test_a_number_cell_is_a_value_unmapped_or_refused_never_a_crash(name: str, cell: str) -> None:
+    """Whatever a cell of a count, an amount or a list of ranks holds, it becomes a value, is
+    unmapped (kept in notes), or is refused for its digits: never another exception."""
+    try:
+        convert(name, cell, "c", CONTEXT)
+    except UserError as exc:
+        assert str(exc).startswith("[number-too-long] column 'c': a number of "), exc
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.text(max_size=5), st.floats(allow_nan=False, allow_infinity=False),
+              st.integers(-10**60, 10**60), st.integers(1, 6000).map(lambda n: f"@@{n}@@")),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=40)
+
+
+@given(rows=st.lists(st.dictionaries(st.sampled_from(["title", "run", "impact", "timeline", "x"]), json_values,
+                                     max_size=4), min_size=1, max_size=3))
+def test_a_jsonl_line_is_a_row_or_one_located_refusal(rows: list[dict]) -> None:
+    """Any JSON object, however nested and whatever its numbers, is read as a row or refused
+    with the located line of the bound it passes: never a RecursionError or int()'s ValueError."""
+    # a number of more digits than int() converts (4,300) is written into the text as digits
+    text = re.sub(r'"@@(\d+)@@"', lambda m: "9" * int(m[1]), "".join(json.dumps(r) + "\n" for r in rows))
+    try:
+        table = read_jsonl(Path("h.jsonl"), text)
+    except UserError as exc:
+        assert re.fullmatch(r"h\.jsonl:\d+:1: \[(too-deep|number-too-long)\] .*", str(exc)), exc
+    else:
+        assert [r.line for r in table.rows] == list(range(1, len(rows) + 1))
