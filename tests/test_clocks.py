@@ -10,6 +10,7 @@ from pathlib import Path
 from hypothesis import given, strategies as st
 
 from support import tooling
+from tooling.analysis.feed import feed_of
 from tooling.records.clock import CLOCK_SLACK, DATE_SLACK, value_ahead
 from tooling.records.model import Record
 from tooling.records.time_rules import check_clock
@@ -107,3 +108,15 @@ def test_check_clock_names_a_field_once_and_a_machine_write_leaves_its_message(
     later = offsets[min(dropped, len(offsets) - 1):] + now_or_before
     if max(later) == max(offsets):
         assert found(later) == found(offsets)
+
+
+@given(offset=SECONDS, live=st.booleans(), stall=st.integers(min_value=1, max_value=600))
+def test_the_run_page_never_counts_a_heartbeat_from_the_future_as_recent(offset: int, live: bool, stall: int) -> None:
+    beat = NOW + timedelta(seconds=offset)
+    feed = feed_of({"feed": {"heartbeat_at": beat.isoformat(), "stall_after_minutes": stall}}, now=NOW, live=live,
+                   incidents={}, hang_ladder=None)
+    assert feed is not None
+    skewed = offset > CLOCK_SLACK.total_seconds()
+    assert (feed.ahead is not None, feed.age is None) == (skewed, skewed)
+    assert feed.stalled == (live and (skewed or -offset > stall * 60))
+    assert feed.watched == (live and not skewed)  # no age for the reader's browser to recompute

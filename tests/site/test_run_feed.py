@@ -68,6 +68,17 @@ feed:
   events:
     - {at: 2026-11-29T10:00:00+00:00, kind: end, job_id: "71", exit_code: 137, state: FAILED, incident: INC-0014}
 """
+# Its node's clock runs five days fast: a heartbeat from the future, which says nothing of when the
+# run last made progress (issue 21, defect 5).
+FAST_RUN = """kind: run
+id: fast-1b
+title: Fast 1B
+owner: eve
+state: running
+updated_at: 2026-11-29T11:00:00+00:00
+feed:
+  heartbeat_at: 2026-12-04T12:00:00+00:00
+"""
 # No feed at all: the page and card show nothing new.
 PLAIN_RUN = """kind: run
 id: plain-1b
@@ -82,7 +93,8 @@ updated_at: 2026-11-29T11:00:00+00:00
 def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with served(build_copy(tmp_path_factory.mktemp("feed-repo"), {
         "runbooks/runs/hung-3b.yaml": HUNG_RUN, "runbooks/runs/done-1b.yaml": DONE_RUN,
-        "runbooks/runs/quiet-2b.yaml": QUIET_RUN, "runbooks/runs/plain-1b.yaml": PLAIN_RUN})) as url:
+        "runbooks/runs/quiet-2b.yaml": QUIET_RUN, "runbooks/runs/plain-1b.yaml": PLAIN_RUN,
+        "runbooks/runs/fast-1b.yaml": FAST_RUN})) as url:
         yield url
 
 
@@ -227,6 +239,19 @@ def test_record_text_in_the_feed_shows_literally(open_page: Opener) -> None:
     row = page.locator("table", has=page.locator("th", has_text="Exit code / state")).locator("tbody tr")
     expect(row).to_have_text(re.compile(re.escape("<b>51</b>") + r"\s*" + re.escape(f"start: {HOSTILE}")))
     assert page.locator("article img, article b, article a[href^='javascript:' i]").count() == 0
+
+
+@pytest.mark.parametrize("reader", [T, LATER, T + timedelta(days=6), None])
+def test_a_heartbeat_from_the_future_is_named_and_red_never_just_now(open_page: Opener,
+                                                                     reader: datetime | None) -> None:
+    skew = ("Last heartbeat 5 days in the future: the clock of the node that wrote it runs fast, so when the run "
+            "last made progress is not known")
+    page = open_page("/generated/runs/fast-1b/", at=reader, javascript=reader is not None)
+    expect(page.locator("div.feed")).to_have_class(STALLED)
+    expect(page.locator("div.feed > p").first).to_have_text(f"{skew} (2026-12-04 12:00 UTC).")
+    page = open_page("/", at=reader, javascript=reader is not None)
+    expect(card(page, "Fast 1B").locator(".feed")).to_have_text(skew, use_inner_text=True)
+    expect(card(page, "Fast 1B").locator(".feed")).to_have_class(STALLED)
 
 
 def test_a_finished_run_never_turns_red(open_page: Opener) -> None:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from tooling.analysis.incidents import IncidentView
+from tooling.records.clock import ahead
 from tooling.records.model import parse_time
 
 STALL_AFTER_MINUTES = 30  # the schema's default for feed.stall_after_minutes
@@ -36,10 +37,11 @@ class FeedEvent:
 @dataclass(frozen=True)
 class Feed:
     heartbeat_at: datetime | None
-    age: timedelta | None  # since the heartbeat, never negative; None without one
+    age: timedelta | None  # since the heartbeat, never negative; None without one, or with one from the future
+    ahead: timedelta | None  # how far a heartbeat from the future is ahead of now: the node's clock runs fast
     stall_after: timedelta
-    watched: bool  # a live run with a heartbeat: the page turns red once the heartbeat is too old
-    stalled: bool  # watched, and the heartbeat is older than stall_after
+    watched: bool  # a live run with a heartbeat of a time that has come: the page turns red once it is too old
+    stalled: bool  # watched, and the heartbeat is older than stall_after; or live, and it is from the future
     hours: list[HourSteps]  # oldest first, WINDOW whole hours; empty without samples
     events: list[FeedEvent]  # newest first, at most RECENT_EVENTS
     hang_ladder: str | None  # id of the ladder to walk for a hang, if the repository has one
@@ -55,8 +57,9 @@ class Feed:
 
 
 def heartbeat_age(heartbeat_at: datetime, now: datetime) -> timedelta:
-    """How long ago the heartbeat was; a heartbeat 'from the future' (clock skew between the
-    training nodes and the machine that builds) counts as just now."""
+    """How long ago the heartbeat was; one a little ahead of ``now``, within the clocks' slack
+    (:data:`tooling.records.clock.CLOCK_SLACK`), counts as just now. Further ahead it has no age:
+    see :func:`feed_of`."""
     return max(now - heartbeat_at, timedelta(0))
 
 
@@ -111,11 +114,15 @@ def feed_of(run: dict[str, Any], *, now: datetime, live: bool, incidents: dict[s
     if not feed:
         return None
     heartbeat = parse_time(feed.get("heartbeat_at"))
-    age = heartbeat_age(heartbeat, now) if heartbeat is not None else None
+    # a heartbeat from the future (the node's clock runs fast) says nothing of when the run last
+    # made progress: it has no age and is never recent; a live run shows it red, named
+    skew = ahead(heartbeat, now) if heartbeat is not None else None
+    age = heartbeat_age(heartbeat, now) if heartbeat is not None and skew is None else None
     stall_after = timedelta(minutes=feed.get("stall_after_minutes", STALL_AFTER_MINUTES))
     samples = _samples(feed)
     return Feed(
-        heartbeat_at=heartbeat, age=age, stall_after=stall_after,
-        watched=live and heartbeat is not None, stalled=is_stalled(age, stall_after, live=live),
+        heartbeat_at=heartbeat, age=age, ahead=skew, stall_after=stall_after,
+        watched=live and age is not None,
+        stalled=is_stalled(age, stall_after, live=live) or (live and skew is not None),
         hours=steps_per_hour(samples, window_end(samples, now, live=live)) if samples else [],
         events=recent_events(feed.get("events", []), incidents), hang_ladder=hang_ladder)

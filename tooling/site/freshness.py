@@ -71,10 +71,11 @@ def feed_attrs_for(t: Edition) -> Callable[[RunCard], Markup]:
     def feed_attrs(card: RunCard) -> Markup:
         """Attributes of the element holding a run's feed: its heartbeat, from which the script
         recomputes the age, and for a live run the minutes after which the element turns red
-        (class ``stalled``) and shows its [data-stalled-alarm]; nothing without a heartbeat.
+        (class ``stalled``) and shows its [data-stalled-alarm]; nothing without a heartbeat, or
+        with one from the future, which has no age to recompute (the build named it).
         The script knows the English words for the age; other editions give it theirs."""
         feed = card.feed
-        if feed is None or feed.heartbeat_at is None:
+        if feed is None or feed.heartbeat_at is None or feed.ahead is not None:
             return Markup("")
         stall = f' data-stall-after-minutes="{int(feed.stall_after.total_seconds() // 60)}"' if feed.watched else ""
         words = "" if t.default else f' data-elapsed-words="{attribute(elapsed_words(t))}"'

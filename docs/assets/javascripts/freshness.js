@@ -10,6 +10,7 @@
 
   var MINUTE = 60 * 1000;
   var HOUR = 60 * MINUTE;
+  var CLOCK_SLACK = 5 * MINUTE;
 
   // [data-updated-at]: shown with the page's age in whole hours once it is older than
   // data-stale-after-hours; hidden (and its banner no longer marked stale) while it is not.
@@ -94,9 +95,11 @@
   // heartbeat's age; with data-stall-after-minutes (a live run) it is marked "stalled" (red) and
   // its [data-stalled-alarm] shown once the heartbeat is older than that, as
   // tooling/analysis/feed.py decides at build time.
+  // A heartbeat ahead of the reader's clock by more than the clocks' slack (CLOCK_SLACK of
+  // tooling/records/clock.py) has no age by this clock: the build's words stay.
   function refreshFeed(element, now) {
     var beat = Date.parse(element.getAttribute("data-heartbeat-at"));
-    if (isNaN(beat)) return;
+    if (isNaN(beat) || beat - now > CLOCK_SLACK) return;
     var age = Math.max(now - beat, 0);
     var words = elapsedWords(element);
     element.querySelectorAll("[data-heartbeat-age], [data-stalled-for]").forEach(function (text) {
