@@ -17,12 +17,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, strategies as st
 
 from support import tooling
 from tooling.records.feed import EVENTS_KEPT, _add_events
 from tooling.records.load import load_file
-from tooling.slurm.signals import Arrival, signal_events
+from tooling.slurm.signals import Arrival, signal_events, wraps_a_trainer
 
 JOB = "4242"
 # The trainer: counts the USR1 it gets; on TERM, or once it got a USR1 with --until-usr1, it
@@ -196,3 +197,17 @@ def test_the_kept_events_are_the_newest_with_the_first_and_the_latest_start(kind
     others = [e for e in events if e not in must]
     newest = [e for e in everything if e not in must][-len(others):] if others else []
     assert others == newest  # of the rest, the newest
+
+
+@pytest.mark.parametrize("argv, wraps", [
+    (["/venv/bin/tooling", "job", "r1", "--", "python", "train.py"], True),
+    (["/src/tooling/__main__.py", "--root", "/p", "--now", "2026-11-29T12:00:00+00:00", "job", "r1", "--", "x"], True),
+    (["/venv/bin/tooling", "--root=/p", "job", "r1", "--log", "f", "--", "x", "--prolog"], True),
+    (["/venv/bin/tooling", "job", "r1", "--prolog"], False),  # the hooks pass no signals on
+    (["/venv/bin/tooling", "watch", "job", "--run", "r1"], False),  # a log named job
+    (["/venv/bin/tooling", "--root", "job", "validate"], False),  # a repository named job
+    (["/venv/bin/pytest", "job"], False),
+    ([], False),
+])
+def test_only_a_tooling_job_around_a_trainer_catches_signals_before_its_imports(argv: list[str], wraps: bool) -> None:
+    assert wraps_a_trainer(argv) is wraps
