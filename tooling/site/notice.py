@@ -35,18 +35,26 @@ def remove_folder(folder: Path) -> None:
 
 
 def show(folder: Path, text: str) -> None:
-    """Put ``text`` up; unchanged text is not written again (each write reloads the pages)."""
+    """Put ``text`` up; unchanged text is not written again (each write reloads the pages). A
+    notice that cannot be written (a full /tmp) is let go: the terminal has said it, and the
+    server must stay up."""
     path = folder / NAME
     try:
         if path.read_text(encoding="utf-8") == text:
             return
     except FileNotFoundError:
         pass
-    replace_file(path, text)
+    try:
+        replace_file(path, text)
+    except OSError:
+        pass
 
 
 def clear(folder: Path) -> None:
-    (folder / NAME).unlink(missing_ok=True)
+    try:
+        (folder / NAME).unlink(missing_ok=True)
+    except OSError:  # as in show: the server stays up
+        pass
 
 
 def banner(folder: Path) -> bytes:
