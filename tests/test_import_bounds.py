@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from support import snapshot, tooling
@@ -137,6 +137,7 @@ json_values = st.recursive(
     max_leaves=40)
 
 
+@example(rows=[{"title": {"\n": "@@41@@"}}])  # a key with a line break was a second line of the error
 @given(rows=st.lists(st.dictionaries(st.sampled_from(["title", "run", "impact", "timeline", "x"]), json_values,
                                      max_size=4), min_size=1, max_size=3))
 def test_a_jsonl_line_is_a_row_or_one_located_refusal(rows: list[dict]) -> None:

@@ -8,6 +8,7 @@ before json.loads takes its time over it or int() over the digits.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,13 @@ def _bounded(path: Path, number: int, data: dict[str, Any]) -> None:
         if isinstance(value, _Long):
             raise UserError(f"{path}:{number}:1: {long_number(where, value.digits)}")
         items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        stack.extend(reversed([(v, f"{where}.{k}" if where else str(k), depth + 1) for k, v in items]))
+        stack.extend(reversed([(v, f"{where}.{_key(k)}" if where else _key(k), depth + 1) for k, v in items]))
+
+
+def _key(key: object) -> str:
+    """A key of the path as the one line of the error can show it: quoted (ASCII) unless plain."""
+    text = str(key)
+    return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else json.dumps(text)
 
 
 def _deep(path: Path, number: int, where: str) -> UserError:
