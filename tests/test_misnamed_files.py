@@ -17,6 +17,9 @@ def test_a_record_file_in_capitals_is_named_not_skipped_silently(repo: Path) -> 
         (folder / name).write_text(record)
     (repo / "incidents" / "notes.md").write_text("# not a record, and not taken for one\n")
     (repo / "incidents" / ".INC-0018.YAML").write_text(record)  # hidden: never read, never named
+    # JSON that other tools leave beside records (a py-spy dump of the hang watchdog) is no record
+    (repo / "incidents" / "dumps" / "hang-1").mkdir(parents=True)
+    (repo / "incidents" / "dumps" / "hang-1" / "rank-3.json").write_text("[]\n")
     result = tooling("validate", cwd=repo)
     assert (result.returncode, result.stdout) == (0, (
         f"incidents/INC-0015.YAML:1:1: [misnamed-file] warning: {EXPECTED} 'INC-0015.yaml'\n"

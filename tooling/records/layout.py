@@ -54,6 +54,10 @@ def meant_name(name: str) -> str | None:
     stem, dot, suffix = name.strip().rpartition(".")
     if not (dot and stem and f".{suffix.lower()}" in (*SUFFIXES, ".json")):
         return None
+    # JSON is also what other tools leave beside records (py-spy dumps, flight recorder traces):
+    # it is meant for a record only when its name is an id that only records have (INC-, PM-)
+    if suffix.lower() == "json" and not any(k.id_prefix and is_id(k.name, stem) for k in KINDS.values()):
+        return None
     return f"{stem}.yaml" if suffix.lower() == "json" else f"{stem}.{suffix.lower()}"
 
 
