@@ -19,10 +19,13 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-# Python-Markdown's backslash-escapable characters, plus '|' for tables. Other punctuation
-# has no meaning with the extensions this site enables (no tilde, caret, mark or emoji).
-# Backticks are not here: they become code spans (see _CODE_SPAN).
-_MARKDOWN = re.compile(r"([\\*_{}\[\]()#+\-.!|>])")
+# Python-Markdown's backslash-escapable characters. Other punctuation has no meaning with the
+# extensions this site enables (no tilde, caret, mark or emoji). Backticks are not here: they
+# become code spans (see _CODE_SPAN). '|' is written as its character reference instead: an
+# escaped '\|' comes out as a bare '|', and text that starts with one ('| node | saves |' pasted
+# into a root cause) would start a line of its paragraph with it, the trace of a table left as
+# text that tooling.site.markup_check fails the build for. '&#124;' splits no table cell either.
+_MARKDOWN = re.compile(r"([\\*_{}\[\]()#+\-.!>])")
 # http(s) URLs, or relative references: no scheme before the first '/', '?' or '#'.
 _SAFE_URL = re.compile(r"^(https?://|[^:/?#]*([/?#]|$))", re.IGNORECASE)
 # C0 controls and DEL. Whitespace among them is collapsed anyway; the others are never text,
@@ -53,8 +56,11 @@ def _escape_words(text: str) -> str:
     """Text without code spans: HTML-escaped, markdown punctuation backslash-escaped, and
     any leftover backticks shown as code."""
     parts = _BACKTICKS.split(text)
-    return "".join(code(part) if i % 2 else _MARKDOWN.sub(r"\\\1", html.escape(part, quote=False))
-                   for i, part in enumerate(parts))
+    return "".join(code(part) if i % 2 else _words(part) for i, part in enumerate(parts))
+
+
+def _words(text: str) -> str:
+    return _MARKDOWN.sub(r"\\\1", html.escape(text, quote=False)).replace("|", "&#124;")
 
 
 def md_inline(value: Any) -> Markup:
