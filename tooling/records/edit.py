@@ -60,9 +60,9 @@ def _insert_in_schema_order(document: Any, key: str, value: Any) -> None:
 
 
 def _plain(value: Any) -> Any:
-    """Dates and times as ruamel values, so that they are written plain, not as quoted strings."""
+    """Dates and times as their text, which records hold (and roundtrip writes plain)."""
     if isinstance(value, (date, datetime)):
-        return roundtrip.load_value(value.isoformat())
+        return value.isoformat()
     return value
 
 
@@ -82,7 +82,7 @@ def _assign(document: Any, keys: list[str], value: Any) -> None:
     if isinstance(node, list) and slot == len(node):
         node.append(value)
     else:
-        node[slot] = value
+        roundtrip.replace(node, slot, value)
 
 
 def _slot(node: Any, key: str, keys: list[str], *, appending: bool = False) -> Any:
@@ -157,6 +157,8 @@ def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record],
                                 + " (not changed: the edit would make the record invalid)")
             # compare, then swap: nobody (a person's editor, say) wrote it while we worked
             if replace_file(path, after, still=lambda: _read(path) == before):
+                if not brought:  # the common write: no third look at the record
+                    return []
                 # located again in the file as it now is (a new field had no line before)
                 return [f for f in _findings(path, after, universe, now)
                         if f.severity is Severity.WARNING and (f.rule, f.message) not in old]
