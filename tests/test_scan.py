@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -478,3 +479,48 @@ def test_an_allocation_of_an_impossible_size_is_the_aftermath_not_an_out_of_memo
         assert [d["failure_mode"] for d in scan_json(name, cwd=tmp_path)] == drafts
     (tmp_path / "alone.log").write_text(bogus + "\n")
     assert [d["failure_mode"] for d in scan_json("alone.log", cwd=tmp_path)] == ["cuda.impossible-allocation"]
+
+
+def _crashed_log() -> bytes:
+    """A log cut by a crash: its last block's unwritten end left as NUL bytes (some 3 KiB, in the
+    first 8 KiB), then what was written after the reboot, on the same line as the cut one."""
+    before = (b"2026-11-29T05:58:00Z step 10 | loss 2.31\n"
+              b"2026-11-29T05:59:00Z NVRM: Xid (PCI:0000:ca:00): 48, pid=4242, name=python3, "
+              b"An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer.\n"
+              b"2026-11-29T06:00:00Z step 11 | lo")
+    after = (b"2026-11-29T06:05:00Z kernel: NVRM: Xid (PCI:0000:ca:00): 79, pid=4242, name=python3, "
+             b"GPU has fallen off the bus.\n")
+    return before + b"\0" * (4096 - len(before)) + after
+
+
+def test_a_log_padded_with_nul_bytes_by_a_crash_is_read(repo: Path, tmp_path: Path) -> None:
+    """Issue 21, defect 9: NUL bytes in the first 8 KiB refused the whole log as binary data (the
+    same bytes later were read): a crash's padding is text's, and what follows it a line of its own."""
+    (repo / "crashed.log").write_bytes(_crashed_log())
+    drafts = scan_json("crashed.log", cwd=repo)
+    assert [(d["failure_mode"], d["signatures"], d["detected_at"]) for d in drafts] == [
+        ("gpu.hbm-ecc", ["2026-11-29T05:59:00Z NVRM: Xid (PCI:0000:ca:00): 48, pid=4242, name=python3, An "
+                         "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer."],
+         "2026-11-29T05:59:00+00:00"),
+        ("gpu.fell-off-bus", ["2026-11-29T06:05:00Z kernel: NVRM: Xid (PCI:0000:ca:00): 79, pid=4242, "
+                              "name=python3, GPU has fallen off the bus."], "2026-11-29T06:05:00+00:00")]
+    result = tooling("--now", NOW, "watch", "crashed.log", "--run", "demo-7b", "--once", "--state",
+                     str(tmp_path / "offsets.json"), cwd=repo)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == [
+        "created incidents/INC-0003.yaml: HBM memory error (uncorrectable ECC, row remapping) (Xid 48)",
+        "created incidents/INC-0004.yaml: GPU fell off the bus (Xid 79)"]
+
+
+def test_binary_files_are_still_refused(repo: Path) -> None:
+    """NULs alone or in pairs between other bytes are binary data, as in an executable (an ELF
+    file's type, two bytes from offset 16, ends in one) or UTF-16 text; bytes UTF-8 never has too."""
+    executable = Path(os.path.realpath(sys.executable)).read_bytes()[:1 << 16]
+    if not executable.startswith(b"\x7fELF\x02\x01"):
+        pytest.skip("the interpreter is not a 64-bit little-endian ELF executable")
+    (repo / "python.bin").write_bytes(executable)
+    (repo / "utf16.log").write_bytes("step 1 | loss 2.31\n".encode("utf-16-le") * 10)
+    for name, offset in (("python.bin", 17), ("utf16.log", 1)):
+        result = tooling("scan", name, cwd=repo)
+        assert (result.returncode, result.stdout, result.stderr) == (
+            1, "", f"tooling: error: {name}: binary data (a NUL byte at offset {offset}), not a log; {EXPECTED_LOG}\n")

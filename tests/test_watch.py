@@ -640,3 +640,105 @@ def test_a_poll_killed_after_its_incident_was_written_does_not_count_it_again(
     append(log, xid(3))
     assert summary(watch(repo, state, now=at(3))) == [("occurrence", "INC-0003", "gpu.fell-off-bus", 1, 4)]
     assert tooling("--now", at(3), "validate", cwd=repo).returncode == 0
+
+
+# Issue 21, defect 3: a launcher writes the same banner at the start of every file it writes
+BANNER = "".join(f"launcher: rank {n} of 64 ready on node{n:03d} (NCCL 2.19.3, CUDA 12.3, driver 535.104.05)\n"
+                 for n in range(20))
+
+
+@pytest.mark.parametrize("read", ["past the banner", "only the banner"])
+def test_copytruncate_regrown_past_the_offset_under_the_same_banner_loses_nothing(repo: Path, tmp_path: Path,
+                                                                                    read: str) -> None:
+    """Emptied and written again, with the same first KiB, past where the watch had read before
+    its next poll: the old file's rest is read from the copy and the new file from its start
+    (the watch used to read on at the old offset, in the new file, and file nothing)."""
+    assert len(BANNER) > 1024
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    log.write_text(BANNER + (progress_lines(0, 60) if read == "past the banner" else ""))
+    assert tooling("--now", NOW, "watch", "train.log", "--run", "demo-7b", "--once", "--state", str(state),
+                   cwd=repo).returncode == 0
+    append(log, xid(0))  # not read yet when logrotate copies the log and empties it:
+    shutil.copyfile(log, repo / "train.log.1")
+    os.truncate(log, 0)
+    log.write_text(BANNER + progress_lines(0, 5) + xid(1) + progress_lines(5, 200))  # longer than what was read
+    assert log.stat().st_size > (repo / "train.log.1").stat().st_size
+    result = tooling("--now", at(1), "watch", "train.log", "--run", "demo-7b", "--once", "--state", str(state),
+                     cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, "created incidents/INC-0003.yaml: GPU fell off the bus (Xid 79) (2 occurrences)\n", "")
+    assert lines_read(state, log) == len((repo / "train.log.1").read_text().splitlines()) + len(log.read_text().splitlines())
+    scanned = tooling("scan", "train.log", "--json", cwd=repo)
+    assert [d["failure_mode"] for d in json.loads(scanned.stdout)] == ["gpu.fell-off-bus"]
+
+
+def process_xid(k: int) -> str:
+    """Xid 79 as the k-th of the processes on the GPU reports it, 20 seconds after the one before."""
+    return (f"[{812345.678934 + 20 * k:.6f}] NVRM: Xid (PCI:0000:ca:00): 79, pid={4242 + k}, name=python3, "
+            "GPU has fallen off the bus.\n")
+
+
+def _once(repo: Path, state: Path) -> list[dict[str, Any]]:
+    result = tooling("--now", NOW, "watch", "train.log", "--run", "demo-7b", "--once", "--json", "--state", str(state),
+                     cwd=repo)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_occurrences_are_the_logs_not_the_polls(repo: Path, tmp_path: Path) -> None:
+    """Issue 21, defect 4: 13 Xid 79 lines from 13 processes, 20 s apart, are one occurrence (lines
+    of a failure within a minute of the one before, by the log's clock: what scan drafts), read in
+    one poll, or one line per poll of a watch that runs on, or in a watch started again between."""
+    lines = [process_xid(k) for k in range(13)]
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    (other / "train.log").write_text("".join(lines))  # one poll
+    assert summary(_once(other, tmp_path / "one.json")) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+
+    log, state, out = repo / "train.log", tmp_path / "offsets.json", tmp_path / "out"
+    log.write_text("")
+    with open(out, "wb") as stdout:
+        watcher = subprocess.Popen([sys.executable, "-m", "tooling", "--now", NOW, "watch", "train.log", "--run",
+                                    "demo-7b", "--json", "--interval", "0.05", "--state", str(state)],
+                                   cwd=repo, stdout=stdout, stderr=subprocess.PIPE)
+    try:
+        for number, line in enumerate(lines[:10], 1):  # a poll per line
+            append(log, line)
+            wait_for(lambda: state.exists() and lines_read(state, log) == number, f"line {number} to be read", 30)
+        watcher.send_signal(signal.SIGTERM)
+        assert watcher.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        watcher.kill()
+        watcher.wait()
+    assert summary(events_of(out)) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+    for line in lines[10:]:  # a watch started again for each line: the log's failures are in its offsets
+        append(log, line)
+        assert _once(repo, state) == []
+    assert incident(repo, "INC-0003").get("occurrences", 1) == 1
+    append(log, process_xid(13 + 3))  # a minute after the last: the GPU fell off the bus again
+    assert summary(_once(repo, state)) == [("occurrence", "INC-0003", "gpu.fell-off-bus", 1, 2)]
+    scanned = tooling("--now", NOW, "scan", "train.log", "--write", "--cluster", "rsc-1", cwd=other)
+    assert scanned.returncode == 0
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"failures": [{"mode": "gpu.fell-off-bus", "codes": [], "signatures": [1], "forms": [], "moment": None}]},
+     "logs.{log}.failures.0.signatures holds other than strings, expected a list of strings"),
+    ({"failures": [{"mode": "gpu.fell-off-bus", "codes": [], "signatures": [], "forms": [], "moment": ["at"]}]},
+     "logs.{log}.failures.0.moment is ['at'], expected [\"at\" or \"uptime\", seconds] or null"),
+    ({"beside": [[2049]]}, "logs.{log}.beside is not a list of [device, inode], expected whole numbers >= 0"),
+], ids=["signatures", "moment", "beside"])
+def test_what_an_offset_file_remembers_of_a_log_is_checked(repo: Path, tmp_path: Path, change: dict[str, Any],
+                                                           message: str) -> None:
+    """The failures a log showed (issue 21, defect 4: a restarted watch goes on counting them) and
+    the files beside it (defect 3: a new one may be a copytruncate copy) are in the offset file."""
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    log.write_text(xid(0))
+    assert summary(watch(repo, state)) == [("created", "INC-0003", "gpu.fell-off-bus", 1, 1)]
+    data = json.loads(state.read_text())
+    data["logs"][str(log)].update(change)
+    state.write_text(json.dumps(data))
+    result = tooling("watch", "train.log", "--once", "--run", "demo-7b", "--state", str(state), cwd=repo, timeout=30)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        1, "", f"tooling: error: {state}:1:1: [watch-offsets] not an offset file of tooling watch (unexpected content: "
+               f"{message.format(log=log)}); {OFFSETS_EXPECTED}\n")

@@ -54,7 +54,7 @@ def watch_command(*, root: Path, now: datetime, logs: list[Path], run_id: str | 
     with offsets.held(state_path):
         watcher = Watcher(root=root, logs=logs, where=where, state=saved, rule=rule,
                           clock=lambda: now + timedelta(seconds=time.monotonic() - start),
-                          emit=_printer(root, as_json))
+                          emit=_printer(root, as_json), once=once)
         if not once:
             _say(f"following {len(logs)} log{'s' if len(logs) != 1 else ''} for {place}; {stall_text(threshold)}; "
                  f"offsets in {state_path}")

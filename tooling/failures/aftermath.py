@@ -65,7 +65,7 @@ def _at(hit: Hit) -> datetime | None:
 @dataclass
 class Aftermath:
     explained: int = 0  # lines taken as the aftermath of another failure
-    _latest: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)  # mode -> (line, time)
+    _latest: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)  # mode -> (Hit.seq, time)
     _waiting: deque[Hit] = field(default_factory=deque)
 
     def see(self, hit: Hit) -> list[Hit]:
@@ -88,7 +88,7 @@ class Aftermath:
             self._waiting.append(hit)
             if len(self._waiting) > MAX_WAITING:
                 ready.append(self._waiting.popleft())
-        self._latest[mode.id] = (hit.line, _at(hit))
+        self._latest[mode.id] = (hit.seq, _at(hit))
         return ready
 
     def finish(self) -> list[Hit]:
@@ -116,14 +116,14 @@ class Aftermath:
             return False
         at = _at(hit)
         return any(catalogue().narrows(catalogue().by_id[other], mode)  # type: ignore[attr-defined]
-                   and (at is None or then is None or abs(at - then) <= WINDOW) and hit.line - line <= AFTER_LINES
+                   and (at is None or then is None or abs(at - then) <= WINDOW) and hit.seq - line <= AFTER_LINES
                    for other, (line, then) in self._latest.items())
 
     def _near(self, waiting: Hit, cause: Hit) -> bool:
         then, at = _at(waiting), _at(cause)
         if then is not None and at is not None:
             return abs(at - then) <= WINDOW
-        return cause.line - waiting.line <= AFTER_LINES
+        return cause.seq - waiting.seq <= AFTER_LINES
 
     def _expired(self, hit: Hit) -> list[Hit]:
         """Waiting lines that no failure from here on could explain any more."""

@@ -20,6 +20,7 @@ TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
 HEADER = "Traceback (most recent call last)"
 MAX_TRACEBACK = 2000  # lines walked (other ranks' lines included) before giving a traceback up
 MAX_SUMMARY = 80  # lines of torchrun's summary read
+RULE = "=" * 20  # (torchrun's summary opens and closes with a line of 60)
 INCOMPLETE = object()  # the block runs past the end of the buffer
 _CHAINS = ("During handling of the above exception", "The above exception was the direct cause")
 _FIELD = re.compile(r"\s*(time|host|rank|exitcode)\s*: ?(.*)")
@@ -95,8 +96,13 @@ class Summary:
 
 
 def torchrun_summary(buffer: bytearray, start: int, limit: int, now: datetime) -> Summary:
-    """The failed ranks listed below a ChildFailedError line whose next line starts at ``start``."""
+    """The failed ranks listed below a ChildFailedError line whose next line starts at ``start``
+    (none when no summary opens there: the lines below are lines of their own)."""
     summary = Summary()
+    opens = _opens(buffer, start, limit)
+    if not opens:
+        summary.complete = opens is not None
+        return summary
     values: dict[str, str] = {}
     exit_line = (0, "")
     for walked in range(1, MAX_SUMMARY + 1):
@@ -111,13 +117,26 @@ def torchrun_summary(buffer: bytearray, start: int, limit: int, now: datetime) -
         elif text.strip().startswith(("[", "=", "-")) and values:
             summary.entries.append(_entry(values, exit_line, now))
             values, exit_line = {}, (0, "")
-        if text.startswith("=" * 20) and summary.entries:
+        if text.startswith(RULE) and summary.entries:
             break
         summary.body.append(start)
         start = following
     if values:
         summary.entries.append(_entry(values, exit_line, now))
     return summary
+
+
+def _opens(buffer: bytearray, start: int, limit: int) -> bool | None:
+    """Whether torchrun's summary opens at ``start``: its rule of ``=``, after a blank line at
+    most (a ChildFailedError line alone, a paste cut there, is followed by anything); None when
+    the buffer ends first."""
+    for _ in range(2):
+        if start < 0 or start >= limit:
+            return None
+        text, start = decode(buffer, start, limit)
+        if text.strip():
+            return RULE in text
+    return False
 
 
 def _entry(values: dict[str, str], exit_line: tuple[int, str], now: datetime) -> Entry:

@@ -23,7 +23,9 @@ MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
 MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not incidents
 # Lines of one failure written closer together than this, by the log's own clock, are one
 # occurrence of it (a watchdog timeout writes three lines, every rank writes its own); lines
-# without a time are one occurrence each. tooling watch counts an incident's occurrences so.
+# without a time are one occurrence each. tooling watch counts an incident's occurrences so, each
+# failure's latest moment remembered from one poll to the next (DraftBook.seen): the count is the
+# log's, not the polls'.
 OCCURRENCE_GAP = 60.0  # seconds
 # "message" (the words of a line) tells incidents apart; but one failure writes lines of many
 # words (a watchdog timeout: "Watchdog caught...", "Some NCCL operations have failed...",
@@ -31,7 +33,11 @@ OCCURRENCE_GAP = 60.0  # seconds
 WORDS = "message"
 
 
-def failure(recognition: Recognition) -> tuple[str, tuple[str, ...]]:
+Key = tuple[str, tuple[str, ...]]  # a distinct failure: mode and distinguishing codes
+Moment = tuple[str, float]  # when a line was written: ("at", a POSIX time) or ("uptime", seconds since boot)
+
+
+def failure(recognition: Recognition) -> Key:
     """The distinct failure a recognised line belongs to: its mode and distinguishing codes."""
     mode = recognition.mode
     assert mode is not None, "only recognised lines are failures"
@@ -52,6 +58,7 @@ class Hit:
     nodes: tuple[str, ...] = ()
     ranks: tuple[int, ...] = ()
     echo: bool = False  # it passes on an error a line of its own may have said (NCCL's return trace)
+    seq: int = 0  # its number in the log as one (a rotated log's files together): distances are counted in it
 
 
 @dataclass
@@ -75,9 +82,12 @@ class Draft:
     first: Hit | None = None  # the earliest hit with an absolute time (else the first hit)
     last_at: datetime | None = None  # of the latest hit
     occurrences: int = 0  # see OCCURRENCE_GAP
-    _moment: tuple[str, float] | None = field(default=None, repr=False)  # of the latest hit
+    _moment: Moment | None = field(default=None, repr=False)  # of the latest hit
+    frozen: bool = False  # its signatures are those it was filed with (see Seen)
 
     def add(self, hit: Hit) -> None:
+        """One more line of this failure; ``occurrences`` grows when it is not within
+        OCCURRENCE_GAP of the line before it (of this draft, or ``_moment`` it started with)."""
         self.count += 1
         moment, last = _moment(hit), self._moment
         if moment is None or last is None or moment[0] != last[0] or abs(moment[1] - last[1]) > OCCURRENCE_GAP:
@@ -86,7 +96,7 @@ class Draft:
         self.last_at = hit.when.at if hit.when and hit.when.at else self.last_at
         lines = self.logs.setdefault(hit.log, Lines(hit.line, hit.line))
         lines.last, lines.count = hit.line, lines.count + 1
-        if len(self.forms) < MAX_SIGNATURES:  # normalised only while there is room: it costs
+        if len(self.forms) < MAX_SIGNATURES and not self.frozen:  # normalised only while there is room: it costs
             form = normalise(hit.message)  # two lines of one form say the same thing
             if form not in self.forms:
                 self.forms.append(form)
@@ -112,10 +122,10 @@ class Draft:
                     (" (only seconds since boot)" if when and when.uptime is not None else "")]
         notes = []
         if hit.time_from is not None:
-            notes.append(f"its time is that of line {hit.time_from} of {hit.log}, the last timestamped line before it")
+            notes.append(f"its time is that of {_line(hit.time_from, hit.log)}, the last timestamped line before it")
         if when.zone_assumed and when.zone_from is not None:
             notes.append(f"its line gives no time zone: taken as {when.at.strftime('%z')[:3]}:{when.at.strftime('%z')[3:]}, "
-                         f"the zone of line {when.zone_from} of {hit.log}")
+                         f"the zone of {_line(when.zone_from, hit.log)}")
         elif when.zone_assumed:
             notes.append("the log gives no time zone: taken as UTC")
         if when.year_assumed:
@@ -123,7 +133,13 @@ class Draft:
         return notes
 
 
-def _moment(hit: Hit) -> tuple[str, float] | None:
+def _line(number: int, log: str) -> str:
+    """A line of a log, in words (a number below 1: a line of a file the log was before it was
+    rotated, whose lines are numbered apart: tooling.failures.timeline.Timeline.follow)."""
+    return f"line {number} of {log}" if number > 0 else f"a line of {log} before it was rotated"
+
+
+def _moment(hit: Hit) -> Moment | None:
     """When a line was written, by the log's clock: a time, or seconds since boot (dmesg)."""
     when = hit.when
     if when is not None and when.at is not None:
@@ -136,12 +152,25 @@ def _earlier(hit: Hit, than: Hit) -> bool:
     return mine is not None and (theirs is None or mine < theirs)
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a log that goes on (tooling watch) remembers of a failure from one poll to the next,
+    so that its lines read in two polls are what they are read in one: the same failure, filed as
+    the same incident (the signatures it was first drafted with, which the incident's identity
+    is read from, are those of its later drafts: later lines add occurrences, not signatures),
+    and within OCCURRENCE_GAP of its latest line, the same occurrence."""
+    signatures: tuple[str, ...]
+    forms: tuple[str, ...]  # of the signatures (signatures.normalise)
+    moment: Moment | None  # of its latest line
+
+
 @dataclass
 class DraftBook:
     """The drafts of one scan; :meth:`add` each hit in log order, :meth:`finish` each log."""
-    drafts: dict[tuple[str, tuple[str, ...]], Draft] = field(default_factory=dict)
+    drafts: dict[Key, Draft] = field(default_factory=dict)
     dropped: int = 0  # lines of failures past MAX_DRAFTS
     aftermath: Aftermath = field(default_factory=Aftermath)
+    seen: dict[Key, Seen] = field(default_factory=dict)  # of the failures of earlier takes: see Seen
     _places: list[tuple[str, int, str, datetime | None]] = field(default_factory=list)
 
     @property
@@ -157,13 +186,22 @@ class DraftBook:
         for ready in self.aftermath.finish():
             self._draft(ready)
 
-    def take(self) -> list[Draft]:
-        """The drafts so far (lines that wait for a cause below them drafted too), and a fresh
-        start for the next ones, for a log that goes on (tooling watch, once per poll): the
-        failures already seen stay remembered, so that their aftermath in later lines is known."""
-        for ready in self.aftermath.flush():
+    def take(self, *, settled: bool = True) -> list[Draft]:
+        """The drafts so far, and a fresh start for the next ones, for a log that goes on
+        (tooling watch, once per poll): the failures already seen stay remembered, so that their
+        aftermath in later lines is known and a failure that goes on is no new occurrence (a draft
+        of only such lines has none). Lines that wait for a cause below them are drafted when the
+        log is ``settled`` (its writer paused, or the watch ends), else they wait on: the cause
+        may be the next line written."""
+        for ready in self.aftermath.flush() if settled else ():
             self._draft(ready)
         drafts = self.result()
+        for key, draft in self.drafts.items():
+            first = self.seen.pop(key, None)  # (put last: the least recently seen are the first dropped)
+            self.seen[key] = Seen(first.signatures if first else tuple(draft.signatures),
+                                  first.forms if first else tuple(draft.forms), draft._moment)
+        while len(self.seen) > MAX_DRAFTS:
+            del self.seen[next(iter(self.seen))]
         self.drafts, self._places = {}, []
         return drafts
 
@@ -174,7 +212,12 @@ class DraftBook:
         if key not in self.drafts and len(self.drafts) >= MAX_DRAFTS:
             self.dropped += 1
             return
-        self.drafts.setdefault(key, Draft(mode, key[1])).add(hit)
+        draft = self.drafts.get(key)
+        if draft is None:
+            seen = self.seen.get(key)
+            draft = self.drafts[key] = Draft(mode, key[1]) if seen is None else \
+                Draft(mode, key[1], list(seen.signatures), list(seen.forms), _moment=seen.moment, frozen=True)
+        draft.add(hit)
 
     def locate(self, log: str, rank: int, host: str, at: datetime | None) -> None:
         """torchrun's summary says which host a failed rank ran on: drafts of that rank in this

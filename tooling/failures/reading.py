@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import sys
 import zlib
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from tooling.errors import UserError
 
 CHUNK = 8 << 20  # large enough that per-chunk work vanishes, small enough to stay out of the way
 SAMPLE = 8192  # bytes looked at to tell a text log from binary data
+PADDING = 4  # NUL bytes in a row that are padding, not data (see check_text)
+_NULS = re.compile(rb"\0+")
 EXPECTED = "expected a text log (dmesg, NCCL, SLURM output, tracebacks), gzipped or not"
 _GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
 
@@ -90,10 +93,19 @@ class Chunks:
 
 
 def check_text(name: str, sample: bytes) -> None:
-    """Refuse binary data early: a NUL byte, or much that is not UTF-8, in the first bytes."""
-    if b"\0" in sample:
-        raise UserError(f"{name}: binary data (a NUL byte at offset {sample.index(0)}), not a log; {EXPECTED}")
-    bad = len(sample) - len(sample.decode("utf-8", "ignore").encode("utf-8"))
-    if sample and bad > len(sample) // 10:
+    """Refuse binary data early: in the first bytes, more than a tenth that are not text (not
+    UTF-8, or NUL). NUL bytes in a run of PADDING or more, or at the end, are not counted: a file
+    system that crashed leaves the unwritten part of a log's last block as NULs, and a log cut
+    by a crash is what an incident needs read (they are read anywhere in a log, as the bytes
+    around them: tooling.failures.scan). Binary files have NULs alone or in pairs between other
+    bytes (a NUL between every two characters: UTF-16)."""
+    runs = list(_NULS.finditer(sample))
+    padding = [run for run in runs if run.end() - run.start() >= PADDING or run.end() == len(sample)]
+    stray = [run.start() for run in runs if run not in padding]
+    length = len(sample) - sum(run.end() - run.start() for run in padding)  # text, stray NULs included
+    bad = len(sample) - len(sample.decode("utf-8", "ignore").encode("utf-8")) + len(stray)
+    if stray and bad > length // 10:
+        raise UserError(f"{name}: binary data (a NUL byte at offset {stray[0]}), not a log; {EXPECTED}")
+    if bad > length // 10:
         raise UserError(f"{name}: binary data ({bad} of its first {len(sample)} bytes are not UTF-8 text), "
                         f"not a log; {EXPECTED}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
@@ -20,15 +20,15 @@ from typing import Sequence
 from tooling.failures import blocks
 from tooling.failures.catalogue import catalogue
 from tooling.failures.codes import NCCL_RETURNED, nccl_returned
-from tooling.failures.context import Context, When, context, leading_time, log_zone
+from tooling.failures.context import Context, When, context
 from tooling.failures.drafts import Draft, DraftBook, Hit
 from tooling.failures.engine import Matcher
 from tooling.failures.reading import CHUNK, Chunks, display, open_log
 from tooling.failures.recognise import Recognition, recogniser
+from tooling.failures.timeline import Timeline
 from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
-LOOK_BACK = 50  # lines searched above a line without a time for the time it happened at
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
 
@@ -60,7 +60,6 @@ class ScanResult:
 # Lines that carry a code a mode may own (Xid 48, [Errno 122], exit code 137) whatever their
 # words: recognise() decides from the code, and drops the line when no mode owns it.
 CARRIERS = (r"\bxid\b", r"rc all channels for critical error", r"errno", r"exit ?(code|status)|exitcode|exit(s|ed) with")
-ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
 
 
 @lru_cache(maxsize=1)
@@ -89,6 +88,14 @@ def clean(line: str) -> str:
     return text
 
 
+def _start(buffer: bytearray, end: int) -> int:
+    """Where the line of a match that ends at ``end`` starts: after the line break before it, or
+    after the last NUL byte before it on its line (a crash's padding: what follows was written
+    after the crash, a line of its own)."""
+    start = buffer.rfind(b"\n", 0, end - 1) + 1
+    return buffer.rfind(b"\0", start, end - 1) + 1 or start
+
+
 def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:
     """Drafts of every distinct failure in the logs (``-``: standard input), in bounded memory."""
     book = DraftBook()
@@ -104,31 +111,43 @@ class Scanner:
     """Reads one log from ``chunks`` into ``book``: :meth:`run` until ``chunks`` has no more.
 
     tooling watch runs one per followed file again at every poll, with chunks that end where the
-    file ends for now (:class:`tooling.watch.tail.Tail`): :attr:`line`, :attr:`zone` and the time
-    lines inherit carry over, and :meth:`chunk_done` is where it looks for progress lines.
+    file ends for now (:class:`tooling.watch.tail.Tail`): :attr:`line` and the :attr:`timeline`
+    carry over (from one file of a rotated log to the next too: :meth:`follow`), and
+    :meth:`chunk_done` is where it looks for progress lines.
     """
 
     def __init__(self, chunks: Chunks, book: DraftBook, now: datetime) -> None:
-        self.chunks, self.book, self.now = chunks, book, now
+        self.chunks, self.book = chunks, book
+        self.timeline = Timeline(chunks, now)
         self.line = 1  # number of the line at the start of the buffer
+        self.base = 0  # lines of the log before this file (files of a rotated log read one after the other)
         self.hits = 0
-        self.last_time: tuple[int, int, When] | None = None  # (offset in the log, line, time)
-        self.zone: tuple[int, tzinfo] | None = None  # (line, zone) for the times that give none
         self.deferrable = False  # whether the line at hand may wait for the next chunk
+
+    @property
+    def now(self) -> datetime:
+        return self.timeline.now
+
+    @now.setter
+    def now(self, value: datetime) -> None:
+        self.timeline.now = value
 
     def run(self) -> LogStats:
         chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
-            if chunks.offset == 0:
-                head = bytes(chunks.buffer[:min(usable, 256 << 10)]).decode("utf-8", "replace")
-                self.zone = log_zone(head.split("\n", ZONE_SAMPLE)[:ZONE_SAMPLE], self.now)
+            self.timeline.sample(self.line, usable)
             done = self._chunk(usable)
             self.chunk_done(done)
             self.line += chunks.buffer.count(b"\n", 0, done)
             unfinished = chunks.buffer[done - 1] != ord("\n")
-            self.last_time = self._search_time(done, self.line, 0)  # what the next chunk's lines inherit
+            self.timeline.chunk_done(done, self.line)
             chunks.consume(done)
         return LogStats(chunks.name, self.line - 1 + unfinished, self.hits)
+
+    def follow(self, before: Scanner) -> None:
+        """Read on from ``before``, the scanner of the file the log was in before it was rotated."""
+        self.timeline.follow(before.timeline, before.line, self.line)
+        self.base = before.base + before.line - self.line
 
     def chunk_done(self, done: int) -> None:
         """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
@@ -137,7 +156,7 @@ class Scanner:
         """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes
         are done (fewer when a traceback runs past the end: it is read again with the next chunk)."""
         buffer = self.chunks.buffer
-        starts = sorted({buffer.rfind(b"\n", 0, end - 1) + 1 for end in matcher().ends(buffer, usable) if end})
+        starts = sorted({_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
         skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
         cursor, line = 0, self.line
         for start in starts:
@@ -154,7 +173,7 @@ class Scanner:
         buffer = self.chunks.buffer
         text = clean(blocks.decode(buffer, start, limit)[0])
         where = context(text, self.now)
-        when, time_from = self._time(where.when, start, line)
+        when, time_from = self.timeline.of(where.when, start, line)
         if blocks.is_traceback(text):
             found = blocks.exception_line(buffer, start, limit)
             if not isinstance(found, blocks.Found):
@@ -193,8 +212,8 @@ class Scanner:
         ranks = [at.where.rank] if at.where.rank is not None else []
         summary = None
         if "ChildFailedError" in at.text:
-            summary = blocks.torchrun_summary(self.chunks.buffer, self.chunks.buffer.find(b"\n", at.start, limit) + 1,
-                                              limit, self.now)
+            end = self.chunks.buffer.find(b"\n", at.start, limit)  # (none: the summary is past the buffer)
+            summary = blocks.torchrun_summary(self.chunks.buffer, end + 1 if end >= 0 else limit, limit, self.now)
             if not summary.complete and self.deferrable:
                 return True  # read again, whole, with the next chunk
             skip.update(summary.body)
@@ -219,30 +238,6 @@ class Scanner:
     def _add(self, line: int, text: str, message: str, recognition: Recognition,
              when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False) -> None:
         self.hits += 1
-        at = when[0].in_zone(self.zone) if when[0] else None
+        at = self.timeline.zoned(when[0], line) if when[0] else None
         self.book.add(Hit(self.chunks.name, line, text, message, recognition, at, when[1],
-                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo))
-
-    def _time(self, own: When | None, start: int, line: int) -> tuple[When | None, int | None]:
-        """The line's own time, else that of the nearest line above it that has one (a
-        traceback's last line has no time; the step log above it does)."""
-        if own is not None and own.at is not None:
-            self.last_time = (self.chunks.offset + start, line, own)
-            return own, None
-        known = self.last_time
-        lo = max(0, known[0] - self.chunks.offset) if known else 0
-        self.last_time = self._search_time(start, line, lo)
-        return (self.last_time[2], self.last_time[1]) if self.last_time else (own, None)
-
-    def _search_time(self, end: int, line: int, lo: int) -> tuple[int, int, When] | None:
-        """The last timestamped line among the LOOK_BACK lines that end at ``end``, stopping at
-        ``lo``, where the line of :attr:`last_time` starts (or the buffer, which it precedes)."""
-        for back in range(1, LOOK_BACK + 1):
-            if end <= lo:
-                return self.last_time
-            begin = self.chunks.buffer.rfind(b"\n", 0, end - 1) + 1
-            found = leading_time(blocks.decode(self.chunks.buffer, begin, end)[0], self.now)
-            if found is not None and found.at is not None:
-                return self.chunks.offset + begin, line - back, found
-            end = begin
-        return None
+                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line))

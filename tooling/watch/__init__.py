@@ -14,6 +14,7 @@ a log that goes on needs:
   none comes for a while (:class:`~tooling.watch.progress.Stall`);
 - :mod:`~tooling.watch.incidents`: a recurring failure adds an occurrence to its open incident
   instead of filing a new one;
-- :mod:`~tooling.watch.state`: the offset file, for restarting exactly where it stopped;
+- :mod:`~tooling.watch.state`: the offset file, for restarting exactly where it stopped (its
+  fields read by :mod:`~tooling.watch.fields`);
 - :mod:`~tooling.watch.watcher`: the poll loop, ``--once``, signals.
 """

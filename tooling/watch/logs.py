@@ -3,13 +3,17 @@
 At every poll, for the name:
 
 1. the file read last is checked: emptied or rewritten (copytruncate, ``: > log``), its lines not
-   yet read are taken from the copy beside it when there is one, and it is read from its start;
-2. older files (rotated away, see below) are read on, until each has been quiet for
+   yet read are taken from the copy beside it when there is one, and it is read from its start.
+   It is shorter than what was read, or its first bytes or those before where it was read to
+   changed, or a copy of it appeared beside it that it does not go on as (it grew back, under
+   the same banner, past where it was read: tooling.watch.files);
+2. older files (rotated away, see below) are read on, oldest first, until each has been quiet for
    :data:`~tooling.watch.tail.SETTLE` seconds and is read to its very end (a partial last line
    included: nothing will complete it), then closed;
-3. the current file is read; when the name now holds another file, or none, the current file is
-   read to its end first and joins the older ones (a writer may still finish a line in it), and
-   the new file is read from its start at once;
+3. the current file is read; when the name now holds another file, or none, the current file
+   joins the older ones (a writer may still finish a line in it), and the new file is read from
+   its start once the current one is read to its end (a budget that ran out leaves it for the
+   next poll: the files of a name are read in the order they were written);
 4. a name without a file is looked for again (a log that appears later).
 
 After a restart, each saved file is found again: under the name (same inode, same first bytes),
@@ -23,8 +27,9 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UserError
-from tooling.failures.drafts import DraftBook
-from tooling.watch.files import Position, find_rotated
+from tooling.failures.drafts import DraftBook, Key, Seen
+from tooling.failures.scan import Scanner
+from tooling.watch.files import Position, copy_of, find_rotated, rotated_beside
 from tooling.watch.tail import OpenFile
 
 BUDGET = 64 << 20  # bytes read per file and poll: a backlog is filed (and its offset saved) in steps
@@ -32,15 +37,18 @@ MAX_OLDER = 4  # rotated files read on at once; more means rotation faster than 
 
 
 class FollowedLog:
-    def __init__(self, path: Path, *, saved: list[Position], lines: int) -> None:
+    def __init__(self, path: Path, *, saved: list[Position], lines: int, seen: dict[Key, Seen] | None = None,
+                 beside: set[tuple[int, int]] | None = None) -> None:
         self.path, self.name = path, str(path)
-        self.book = DraftBook()
+        self.book = DraftBook(seen=dict(seen or {}))
         self.current: OpenFile | None = None
         self.older: list[OpenFile] = []
         self.lines = lines  # read from this name, every file together
         self.progress: tuple[int, str] | None = None  # the last progress line this poll read
         self.notices: list[str] = []  # for the person running it: what may be lost, and why
         self._saved: list[Position] | None = saved
+        self.beside = beside  # rotated files beside it at the last poll (None: before the first)
+        self._last: Scanner | None = None  # of the file read last: a new file's lines go on from it
 
     def poll(self, *, now: datetime, budget: int = BUDGET) -> bool:
         """Read what the name's files hold now; True when a budget ran out (more to read)."""
@@ -48,18 +56,30 @@ class FollowedLog:
         if self._saved is not None:
             self._resume(self._saved, now)
             self._saved = None
-        if self.current is not None and self.current.truncated():
-            self._truncated(now)
-        more = any([self._read_older(old, now, budget) for old in list(self.older)])
+        appeared = self._appeared()
+        if self.current is not None:
+            truncated = self.current.truncated()
+            copy = copy_of(self.current.fd, self.current.read_to(), appeared) if appeared and not truncated else None
+            if truncated or copy is not None:
+                self._truncated(now, copy)
+        for old in list(self.older):
+            if self._read_older(old, now, budget):
+                return True  # its lines come before the next file's: those wait for the next poll
         if self.current is None:
             self._open(now)
-        if self.current is not None:
-            more = self._read(self.current, now, budget) or more
-            if not more and self._moved():
-                self._retire()
-                self._open(now)
-                more = self.current is not None and self._read(self.current, now, budget)
-        return more
+        while self.current is not None:
+            more = self._read(self.current, now, budget)
+            if not self._moved():
+                return more
+            self._retire()  # (the name's new file is taken now: it may be rotated before it is read)
+            self._open(now)
+            if more:
+                return True
+        return False
+
+    def settled(self) -> bool:
+        """Whether its writer paused: every file read to its end, and quiet (tail.SETTLE)."""
+        return not self.older and (self.current is None or self.current.tail.eof)
 
     def positions(self) -> list[Position]:
         return [f.position() for f in [*self.older, *([self.current] if self.current else [])]]
@@ -69,7 +89,11 @@ class FollowedLog:
             file.close()
 
     def _read(self, file: OpenFile, now: datetime, budget: int, *, final: bool = False) -> bool:
+        if file.after is not None:  # its first read: its lines go on from the file before it
+            file.scanner.follow(file.after)
+            file.after = None
         lines, more = file.read(now=now, budget=budget, final=final)
+        self._last = file.scanner
         self.lines += lines
         self.progress = file.scanner.progress or self.progress
         return more
@@ -102,19 +126,29 @@ class FollowedLog:
             if not stat.S_ISREG(os.stat(self.path).st_mode):
                 return
             self.current = OpenFile(self.path, self.name, self.book, now, at)
+            self.current.after = self._last if at is None else None
         except FileNotFoundError:
             return
         except PermissionError:
             raise UserError(f"{self.name}: permission denied; expected a log this user may read") from None
 
-    def _truncated(self, now: datetime) -> None:
-        """Emptied or rewritten: what was not read yet is in the copy beside it, if anywhere."""
+    def _appeared(self) -> list[Path]:
+        """Files beside the log since the last poll (none at the first: those were there before)."""
+        now = rotated_beside(self.path)
+        new = [] if self.beside is None else [path for key, path in now.items() if key not in self.beside]
+        self.beside = set(now)
+        return new
+
+    def _truncated(self, now: datetime, copy: Path | None = None) -> None:
+        """Emptied or rewritten: what was not read yet is in the copy beside it (``copy``, when it
+        is known already), if anywhere."""
         assert self.current is not None
-        was = Position(*_identity(self.current.fd), self.current.tail.offset, self.current.scanner.line,
-                       *self.current.known)
-        if not self._adopt(was, now, moved=False):
+        was, before = self.current.read_to(), self.current.scanner
+        copied = self._copy(copy, was, now, before) if copy else self._adopt(was, now, moved=False, after=before)
+        if copied is None:
             self._rewritten(was)
         self.current.restart(now)
+        self.current.after = copied.scanner if copied else before
 
     def _resume(self, saved: list[Position], now: datetime) -> None:
         """Find each file the offset file names, and go on reading it where it was left."""
@@ -139,13 +173,24 @@ class FollowedLog:
         self.notices.append(f"{self.name}: emptied or rewritten after line {position.line - 1}, and no copy of "
                             "it beside it; reading it from its start")
 
-    def _adopt(self, position: Position, now: datetime, *, moved: bool) -> bool:
+    def _adopt(self, position: Position, now: datetime, *, moved: bool, after: Scanner | None = None) -> OpenFile | None:
         """Read on, among the older files, the file ``position`` was in, found beside the log
         renamed (``moved``) or copied (copytruncate: the copy no longer grows)."""
         found = find_rotated(self.path, position, moved=moved)
-        if found is not None:
-            self.older.append(OpenFile(found, self.name, self.book, now, position, final=not moved))
-        return found is not None
+        if found is None:
+            return None
+        if not moved:
+            return self._copy(found, position, now, after)
+        self.older.append(OpenFile(found, self.name, self.book, now, position))
+        return self.older[-1]
+
+    def _copy(self, path: Path, position: Position, now: datetime, after: Scanner | None) -> OpenFile:
+        """Read on, to its end, the copy copytruncate made of a file read up to ``position``: the
+        file it was, when it was emptied (``after``: the scanner that read it until then)."""
+        copy = OpenFile(path, self.name, self.book, now, position, final=True)
+        copy.after = after
+        self.older.append(copy)
+        return copy
 
 
 def _identity(fd: int) -> tuple[int, int]:

@@ -12,15 +12,25 @@ offset file, held by a lock beside it. The format, version 1::
     {"version": 1, "where": "run demo-7b", "id": "c0ffee0123456789", "polls": 17,
      "logs": {"/abs/path/train.log": {"lines": 1204, "files": [
          {"dev": 2049, "inode": 131, "offset": 88412, "line": 1205, "head": "<sha256, 32 hex>",
-          "head_bytes": 1024}]}},
+          "head_bytes": 1024, "end": "<sha256, 32 hex>", "end_bytes": 1024}],
+         "failures": [{"mode": "gpu.fell-off-bus", "codes": [], "signatures": ["NVRM: Xid ..."],
+                       "forms": ["..."], "moment": ["uptime", 812345.6]}],
+         "beside": [[2049, 118]]}},
      "progress": {"at": "2026-11-29T12:00:00+00:00", "log": "train.log", "line": 1200,
                   "text": "step 1200 | loss 2.31"},
      "hang_raised": false,
      "pending": {"poll": 17, "failures": [{"occurrences": 2, "values": {...}, "details": {...}}]}}
 
 ``files`` lists the files of the log name oldest first: rotated files still read to their end,
-then the one the name holds (``line`` is the number of the line that starts at ``offset``);
-``lines`` counts every line read from the name, all files together. ``polls`` counts the polls
+then the one the name holds (``line`` is the number of the line that starts at ``offset``;
+``head`` fingerprints its first ``head_bytes`` bytes, ``end`` the ``end_bytes`` before
+``offset``, absent from the files of older versions);
+``lines`` counts every line read from the name, all files together; ``beside`` are the rotated
+files beside it at the last poll (``[device, inode]``: one new since is perhaps a copytruncate
+copy of the file read, see tooling.watch.files.copy_of); ``failures`` are the
+failures it showed so far (``{"mode", "codes", "signatures", "forms", "moment": ["at" or "uptime",
+seconds] or null}``: a failure that goes on is filed as the same incident, and its lines within a
+minute of the one before are the same occurrence, after a restart too). ``polls`` counts the polls
 that filed something; ``pending`` is null unless the watch was stopped while filing. ``id``,
 ``polls`` and ``pending`` are absent from the files of older versions: an id is made then.
 """
@@ -40,6 +50,10 @@ from typing import Any, Iterator
 from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
+from tooling.failures.drafts import Key, Seen
+from tooling.watch.fields import count as _count
+from tooling.watch.fields import field as _field
+from tooling.watch.fields import strings as _strings
 from tooling.watch.files import Position
 from tooling.watch.incidents import Found
 from tooling.watch.progress import Progress, Stall
@@ -65,6 +79,8 @@ def new_id() -> str:
 class LogOffsets:
     files: list[Position] = field(default_factory=list)
     lines: int = 0
+    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.failures.drafts.Seen)
+    beside: set[tuple[int, int]] | None = None  # rotated files beside it (device, inode); None: not known
 
 
 @dataclass
@@ -124,7 +140,8 @@ def _state(data: Any) -> WatchState:
     for name, log in _field(data, "", "logs", dict).items():
         files = _field(log, f"logs.{name}", "files", list)
         logs[name] = LogOffsets([_position(f, f"logs.{name}.files.{n}") for n, f in enumerate(files)],
-                                _count(log, f"logs.{name}", "lines"))
+                                _count(log, f"logs.{name}", "lines"), _seen(log, f"logs.{name}"),
+                                _beside(log, f"logs.{name}"))
     last = _field(data, "", "progress", (dict, type(None)))
     progress = None
     if last is not None:
@@ -158,46 +175,55 @@ def _found(data: Any, where: str) -> Found:
                  _field(data, where, "details", dict))
 
 
-def _field(data: Any, where: str, key: str, kind: type | tuple[type, ...]) -> Any:
-    """``data[key]`` when ``data`` is a mapping holding one of ``kind`` there (``where``: the
-    mapping's dotted place in the file, for the message)."""
-    if not isinstance(data, dict):
-        raise ValueError(f"{where or 'the file'} is {_name(type(data))}, expected an object")
-    if key not in data:
-        raise ValueError(f"{where + '.' if where else ''}{key} is missing")
-    value, kinds = data[key], kind if isinstance(kind, tuple) else (kind,)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-        raise ValueError(f"{where + '.' if where else ''}{key} is {_name(type(value))}, expected "
-                         f"{' or '.join(_name(k) for k in kinds)}")
-    return value
-
-
-def _name(kind: type) -> str:
-    """A JSON type's name."""
-    return {dict: "an object", list: "a list", str: "a string", int: "a whole number", bool: "true or false",
-            float: "a fraction", type(None): "null"}.get(kind, kind.__name__)
-
-
-def _count(data: Any, where: str, key: str) -> int:
-    value = _field(data, where, key, int)
-    if value < 0:
-        raise ValueError(f"{where + '.' if where else ''}{key} is {value}, expected a number >= 0")
-    return value
-
-
 def _position(data: Any, where: str) -> Position:
     counts = {k: _count(data, where, k) for k in ("dev", "inode", "offset", "line", "head_bytes")}
-    return Position(**counts, head=_field(data, where, "head", str))
+    end = _field(data, where, "end", str) if isinstance(data, dict) and "end" in data else None
+    return Position(**counts, head=_field(data, where, "head", str), end=end,
+                    end_bytes=_count(data, where, "end_bytes") if end is not None else 0)
 
 
 def save(path: Path, state: WatchState) -> None:
     last = state.stall.last
     data = {"version": VERSION, "where": state.where,
-            "logs": {name: {"lines": log.lines, "files": [asdict(p) for p in log.files]} for name, log in state.logs.items()},
+            "logs": {name: {"lines": log.lines, "files": [asdict(p) for p in log.files], "failures": _seen_json(log.seen),
+                            "beside": sorted(map(list, log.beside)) if log.beside is not None else None}
+                     for name, log in state.logs.items()},
             "progress": {"at": last.at.isoformat(), "log": last.log, "line": last.line, "text": last.text} if last else None,
             "hang_raised": state.stall.raised, "id": state.id, "polls": state.polls,
             "pending": _pending_json(state.pending)}
     replace_file(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def _seen(log: dict[str, Any], where: str) -> dict[Key, Seen]:
+    """The failures a log showed so far, each with its first signatures and the moment of its
+    latest line (none in the files of older versions)."""
+    seen = {}
+    for n, item in enumerate(_field(log, where, "failures", list) if "failures" in log else []):
+        at = f"{where}.failures.{n}"
+        moment = _field(item, at, "moment", (list, type(None)))
+        if moment is not None and (len(moment) != 2 or moment[0] not in ("at", "uptime")
+                                   or not isinstance(moment[1], (int, float)) or isinstance(moment[1], bool)):
+            raise ValueError(f"{at}.moment is {moment!r}, expected [\"at\" or \"uptime\", seconds] or null")
+        key = (_field(item, at, "mode", str), tuple(_strings(item, at, "codes")))
+        seen[key] = Seen(tuple(_strings(item, at, "signatures")), tuple(_strings(item, at, "forms")),
+                         (moment[0], float(moment[1])) if moment else None)
+    return seen
+
+
+def _beside(log: dict[str, Any], where: str) -> set[tuple[int, int]] | None:
+    """The rotated files that were beside a log at the last poll (a file new beside it since may
+    be a copy copytruncate made); None in the files of older versions."""
+    found = _field(log, where, "beside", (list, type(None))) if "beside" in log else None
+    if found is None:
+        return None
+    if not all(isinstance(pair, list) and len(pair) == 2 and all(type(n) is int and n >= 0 for n in pair) for pair in found):
+        raise ValueError(f"{where}.beside is not a list of [device, inode], expected whole numbers >= 0")
+    return {(pair[0], pair[1]) for pair in found}
+
+
+def _seen_json(seen: dict[Key, Seen]) -> list[dict[str, Any]]:
+    return [{"mode": mode, "codes": list(codes), "signatures": list(s.signatures), "forms": list(s.forms),
+             "moment": list(s.moment) if s.moment else None} for (mode, codes), s in seen.items()]
 
 
 def _pending_json(pending: Pending | None) -> dict[str, Any] | None:

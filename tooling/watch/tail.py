@@ -19,12 +19,12 @@ from tooling.failures import blocks
 from tooling.failures.context import log_zone
 from tooling.failures.drafts import DraftBook
 from tooling.failures.reading import CHUNK, SAMPLE, Chunks, check_text
-from tooling.failures.scan import ZONE_SAMPLE, Scanner, clean
-from tooling.watch.files import HEAD, Position, fingerprint
+from tooling.failures.scan import Scanner, clean
+from tooling.failures.timeline import ZONE_BYTES, ZONE_SAMPLE
+from tooling.watch.files import HEAD, Position, digest, ending, fingerprint
 from tooling.watch.progress import last_progress
 
 SETTLE = 2.0  # seconds without growth after which a file is taken as written out, for now or for good
-ZONE_BYTES = 256 << 10  # read from a resumed file's start for the time zone of its lines
 
 
 class Tail(Chunks):
@@ -35,19 +35,24 @@ class Tail(Chunks):
         self.fd, self.offset = fd, offset
         self.budget = 0  # bytes this poll may still read
         self.final = False  # done growing: its partial last line is a line too
+        self.settled = False  # final, or quiet for now (set at each poll)
+        self._drained = False  # the last read found the end of the file (not the end of a budget)
         self._usable = 0  # what fill returned last
         self._pending = False  # complete lines were left for later (a block cut by the end)
         self._checked = offset > 0  # binary data is refused at a file's start only
+        size = min(HEAD, offset)  # the last bytes before offset: what tells a file emptied and regrown
+        self.before = os.pread(fd, size, offset - size) if size else b""
 
     def fill(self) -> int:
         fresh = self._read_some()
         if not self._checked and self.filled:
             self._checked = True
             check_text(self.name, bytes(self.buffer[:min(self.filled, SAMPLE)]))
+        self.eof = self.settled and self._drained  # a budget that ran out is no end: the file goes on
         leftover = self.filled > 0 and (self._pending or self.final)
         if not fresh and not (self.eof and leftover):
             return 0  # nothing new since the last chunk: the poll is over
-        if self.final:
+        if self.final and self.eof:
             usable = self.filled
         else:
             cut = self.buffer.rfind(b"\n", 0, self.filled) + 1
@@ -57,6 +62,7 @@ class Tail(Chunks):
 
     def consume(self, count: int) -> None:
         self._pending = count < self._usable
+        self.before = (self.before + bytes(self.buffer[max(0, count - HEAD):count]))[-HEAD:]
         super().consume(count)
 
     def _read_some(self) -> int:
@@ -65,6 +71,7 @@ class Tail(Chunks):
             while self.filled < len(self.buffer) and self.budget > 0:
                 room = min(len(self.buffer) - self.filled, self.budget)
                 got = self._read(view[self.filled:self.filled + room])
+                self._drained = not got
                 if not got:
                     break
                 self.filled, self.budget, fresh = self.filled + got, self.budget - got, fresh + got
@@ -100,19 +107,24 @@ class OpenFile:
         self.tail.final = final
         self.scanner = Following(self.tail, book, now)
         self.known = (at.head, at.head_bytes) if at else fingerprint(self.fd, os.fstat(self.fd).st_size)
+        # what the bytes before the offset were when read (an offset file of an older version
+        # does not say: they are taken as they are now)
+        self.ended = (at.end, at.end_bytes) if at and at.end is not None else digest(self.tail.before)
+        self.after: Scanner | None = None  # the file's before it (set by its log): read on from it (Scanner.follow)
         if at is not None and at.offset > 0:
             self.scanner.line = at.line
             head = os.pread(self.fd, min(ZONE_BYTES, at.offset), 0).decode("utf-8", "replace")
-            self.scanner.zone = log_zone(head.split("\n", ZONE_SAMPLE)[:ZONE_SAMPLE], now)
+            self.scanner.timeline.zone = log_zone(head.split("\n", ZONE_SAMPLE)[:ZONE_SAMPLE], now)
 
     def read(self, *, now: datetime, budget: int, final: bool = False) -> tuple[int, bool]:
         """Read what was written since the last poll: (lines read, whether the budget ran out)."""
         tail, scanner = self.tail, self.scanner
         tail.final = tail.final or final
-        tail.eof = tail.final or self.quiet()
+        tail.settled = tail.final or self.quiet()
         tail.budget, scanner.now, scanner.progress = budget, now, None
         before = scanner.line
         stats = scanner.run()
+        self.ended = digest(tail.before)
         return stats.lines - (before - 1), tail.budget == 0
 
     def quiet(self) -> bool:
@@ -124,22 +136,30 @@ class OpenFile:
         return self.tail.filled == 0 and self.tail.offset >= os.fstat(self.fd).st_size
 
     def truncated(self) -> bool:
-        """Emptied (copytruncate) or rewritten since it was read: shorter than what was read, or
-        other first bytes."""
+        """Emptied (copytruncate) or rewritten since it was read: shorter than what was read, other
+        first bytes, or other bytes before where it was read to (it grew back past that point)."""
         size = os.fstat(self.fd).st_size
-        return size < self.tail.offset + self.tail.filled or fingerprint(self.fd, self.known[1]) != self.known
+        return (size < self.tail.offset + self.tail.filled or fingerprint(self.fd, self.known[1]) != self.known
+                or ending(self.fd, self.tail.offset) != self.ended)
+
+    def read_to(self) -> Position:
+        """How far it was read (its first bytes as they were when read)."""
+        info = os.fstat(self.fd)
+        return Position(info.st_dev, info.st_ino, self.tail.offset, self.scanner.line, *self.known, *self.ended)
 
     def restart(self, now: datetime) -> None:
         """Read it again from its start (it was emptied): the lines it holds now are new."""
         self.tail = Tail(self.fd, self.name, 0)
         self.scanner = Following(self.tail, self.book, now)
         self.known = fingerprint(self.fd, os.fstat(self.fd).st_size)
+        self.ended = digest(b"")
 
     def position(self) -> Position:
-        info = os.fstat(self.fd)
-        if self.known[1] < HEAD and info.st_size > self.known[1]:
-            self.known = fingerprint(self.fd, info.st_size)  # more of its first bytes exist now
-        return Position(info.st_dev, info.st_ino, self.tail.offset, self.scanner.line, *self.known)
+        """How far it was read, to save (its first bytes fingerprinted again while fewer than HEAD)."""
+        size = os.fstat(self.fd).st_size
+        if self.known[1] < HEAD and size > self.known[1]:
+            self.known = fingerprint(self.fd, size)  # more of its first bytes exist now
+        return self.read_to()
 
     def close(self) -> None:
         os.close(self.fd)

@@ -22,6 +22,7 @@ from types import FrameType
 from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
+from tooling.failures.drafts import Draft
 from tooling.failures.filing import as_json, values_for
 from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
@@ -87,17 +88,31 @@ class StallRule:
         return Threshold(minutes, source, going, str(feed["heartbeat_at"]), notice)
 
 
+def taken(log: FollowedLog, *, settled: bool) -> list[Draft]:
+    """The failures a poll of ``log`` read (``settled``: lines that wait for a cause below them
+    too, see DraftBook.take), but for lines that only go on with an occurrence filed already."""
+    return [draft for draft in log.book.take(settled=settled) if draft.occurrences]
+
+
+def to_file(draft: Draft, where: dict[str, Any]) -> Found:
+    """A failure read, to file ``where``."""
+    return Found(values_for(draft, where, by=BY), draft.occurrences, as_json(draft))
+
+
 class Watcher:
     def __init__(self, *, root: Path, logs: list[Path], where: dict[str, Any], state: WatchState,
-                 rule: StallRule, clock: Callable[[], datetime], emit: Callable[[Outcome], None]) -> None:
+                 rule: StallRule, clock: Callable[[], datetime], emit: Callable[[Outcome], None],
+                 once: bool = False) -> None:
         self.root, self.where, self.state, self.rule, self.clock, self.emit = root, where, state, rule, clock, emit
+        self.once = once  # each poll that reads a log to its end now is its last
         self._threshold: tuple[datetime, Threshold] | None = None  # when read, what
         self._notices: list[str] = []
         self._said_ahead: str | None = None  # the heartbeat ahead of now last said, said once
         self.logs = []
         for path in logs:
             saved = state.logs.get(str(path.absolute()), LogOffsets())
-            self.logs.append(FollowedLog(path, saved=saved.files, lines=saved.lines))
+            self.logs.append(FollowedLog(path, saved=saved.files, lines=saved.lines, seen=saved.seen,
+                                         beside=saved.beside))
 
     def poll(self, path: Path) -> bool:
         """One poll, its offsets saved at ``path``; True when some log has more to read right away."""
@@ -106,13 +121,16 @@ class Watcher:
             self._file(path, now)
         more, found = False, []
         for log in self.logs:
-            more = log.poll(now=now) or more
-            found += [Found(values_for(d, self.where, by=BY), d.occurrences, as_json(d)) for d in log.book.take()]
+            behind = log.poll(now=now)
+            more = behind or more
+            settled = not behind and (self.once or log.settled())
+            found += [to_file(draft, self.where) for draft in taken(log, settled=settled)]
             if log.progress is not None:  # (to the second, as records say times: the stall's clock too)
                 self.state.stall.saw(Progress(now.replace(microsecond=0), log.name, *log.progress))
         found += self._check_stall(now)
         for log in self.logs:
-            self.state.logs[str(log.path.absolute())] = LogOffsets(log.positions(), log.lines)
+            self.state.logs[str(log.path.absolute())] = LogOffsets(log.positions(), log.lines, log.book.seen,
+                                                                   log.beside)
         failures = failures_of(found)
         if failures:
             self.state.polls += 1
