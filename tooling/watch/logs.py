@@ -7,14 +7,16 @@ At every poll, for the name:
    It is shorter than what was read, or its first bytes or those before where it was read to
    changed, or a copy of it appeared beside it that it does not go on as (it grew back, under
    the same banner, past where it was read: tooling.watch.files);
-2. older files (rotated away, see below) are read on, oldest first, until each has been quiet for
+2. the file the name holds now is taken, whatever is still to be read (a file not read yet may
+   be rotated away before the next poll): when it is another, or none, the current file joins
+   the older ones (a writer may still finish a line in it); a name without a file is looked
+   for again (a log that appears later);
+3. older files (rotated away) are read on, oldest first, until each has been quiet for
    :data:`~tooling.watch.tail.SETTLE` seconds and is read to its very end (a partial last line
    included: nothing will complete it), then closed;
-3. the current file is read; when the name now holds another file, or none, the current file
-   joins the older ones (a writer may still finish a line in it), and the new file is read from
-   its start once the current one is read to its end (a budget that ran out leaves it for the
-   next poll: the files of a name are read in the order they were written);
-4. a name without a file is looked for again (a log that appears later).
+4. the current file is read, once the older ones are read to their end for now (a budget that
+   ran out leaves it for the next poll: the files of a name are read in the order they were
+   written, each going on from the one before it: its times and line numbers, Scanner.follow).
 
 After a restart, each saved file is found again: under the name (same inode, same first bytes),
 renamed beside it (by inode), or as the copy copytruncate left (by its first bytes).
@@ -62,19 +64,15 @@ class FollowedLog:
             copy = copy_of(self.current.fd, self.current.read_to(), appeared) if appeared and not truncated else None
             if truncated or copy is not None:
                 self._truncated(now, copy)
+        self._take(now)
         for old in list(self.older):
             if self._read_older(old, now, budget):
                 return True  # its lines come before the next file's: those wait for the next poll
-        if self.current is None:
-            self._open(now)
         while self.current is not None:
             more = self._read(self.current, now, budget)
-            if not self._moved():
+            if more or not self._moved():
                 return more
-            self._retire()  # (the name's new file is taken now: it may be rotated before it is read)
-            self._open(now)
-            if more:
-                return True
+            self._take(now)
         return False
 
     def settled(self) -> bool:
@@ -116,17 +114,23 @@ class FollowedLog:
             return True
         return (info.st_dev, info.st_ino) != _identity(self.current.fd)
 
-    def _retire(self) -> None:
-        assert self.current is not None
-        self.older.append(self.current)
-        self.current = None
+    def _take(self, now: datetime) -> None:
+        """Take the file the name holds now, at every poll (one not read yet may be rotated away
+        before it is): the one taken before joins the older ones, read on before it."""
+        if self.current is None:
+            self._open(now, after=self._last)
+        elif self._moved():
+            before = self.current
+            self.older.append(before)
+            self.current = None
+            self._open(now, after=before.scanner)
 
-    def _open(self, now: datetime, at: Position | None = None) -> None:
+    def _open(self, now: datetime, at: Position | None = None, *, after: Scanner | None = None) -> None:
         try:
             if not stat.S_ISREG(os.stat(self.path).st_mode):
                 return
             self.current = OpenFile(self.path, self.name, self.book, now, at)
-            self.current.after = self._last if at is None else None
+            self.current.after = after
         except FileNotFoundError:
             return
         except PermissionError:
@@ -143,7 +147,8 @@ class FollowedLog:
         """Emptied or rewritten: what was not read yet is in the copy beside it (``copy``, when it
         is known already), if anywhere."""
         assert self.current is not None
-        was, before = self.current.read_to(), self.current.scanner
+        # (what it was read with, or if it was not read yet, what it was to be read on from)
+        was, before = self.current.read_to(), self.current.after or self.current.scanner
         copied = self._copy(copy, was, now, before) if copy else self._adopt(was, now, moved=False, after=before)
         if copied is None:
             self._rewritten(was)
