@@ -45,9 +45,10 @@ class Tail(Chunks):
 
     def fill(self) -> int:
         fresh = self._read_some()
-        if not self._checked and self.filled:
-            self._checked = True
-            check_text(self.name, bytes(self.buffer[:min(self.filled, SAMPLE)]))
+        if not self._checked and self.filled:  # its first bytes, again while they are fewer than a sample
+            sample = os.pread(self.fd, SAMPLE, 0)
+            self._checked = len(sample) == SAMPLE
+            check_text(self.name, sample)
         self.eof = self.settled and self._drained  # a budget that ran out is no end: the file goes on
         leftover = self.filled > 0 and (self._pending or self.final)
         if not fresh and not (self.eof and leftover):
