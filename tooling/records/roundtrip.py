@@ -1,16 +1,18 @@
-"""Round-trip editing with ruamel.yaml: comments, key order and quoting survive."""
+"""Round-trip editing with ruamel.yaml: comments, key order and quoting survive, and plain
+scalars are typed as the records' loader types them (tooling.records.scalars)."""
 from __future__ import annotations
 
 import io
-import re
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.resolver import VersionedResolver
 
+from tooling.records.scalars import RecordsResolver, Representer, TypedResolver
 from tooling.records.yaml_loader import integer_too_large, too_many_digits
-
 
 class _Constructor(RoundTripConstructor):
     """ruamel's, with the records' bound on a whole number's digits, checked before converting
@@ -25,9 +27,11 @@ class _Constructor(RoundTripConstructor):
 _Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_yaml_int)
 
 
-def _reader() -> YAML:
+def _reader(resolver: type[VersionedResolver] = RecordsResolver) -> YAML:
     yaml = YAML(typ="rt")
     yaml.Constructor = _Constructor
+    yaml.Resolver = resolver
+    yaml.Representer = Representer
     return yaml
 
 
@@ -74,10 +78,54 @@ def dump(document: Any, yaml: YAML) -> str:
     return out.getvalue()
 
 
+def replace(parent: Any, slot: Any, value: Any) -> None:
+    """``parent[slot] = value``, keeping the comment lines that follow the old value: ruamel
+    holds them in a collection's last item, which would take them away with it."""
+    held = slot in parent if isinstance(parent, dict) else 0 <= slot < len(parent)
+    comment = _take_trailing(parent[slot]) if held else None
+    parent[slot] = value
+    if comment is not None:
+        _put_trailing(parent, slot, comment)
+
+
+def _last(collection: Any) -> tuple[Any, int]:
+    """The key of a collection's last item, and where ruamel keeps the comment after it."""
+    return (next(reversed(collection)), 2) if isinstance(collection, dict) else (len(collection) - 1, 0)
+
+
+def _take_trailing(value: Any) -> Any:
+    while isinstance(value, (CommentedMap, CommentedSeq)) and len(value):
+        key, place = _last(value)
+        entry = value.ca.items.get(key)
+        if entry and entry[place] is not None:
+            token, entry[place] = entry[place], None
+            return token
+        value = value[key]
+    return None
+
+
+def _put_trailing(parent: Any, slot: Any, token: Any) -> None:
+    holder, key = parent, slot
+    while isinstance(holder[key], (dict, list)) and len(holder[key]) and not _flow(holder[key]):
+        if not isinstance(holder[key], (CommentedMap, CommentedSeq)):  # a plain one is written block too
+            holder[key] = CommentedMap(holder[key]) if isinstance(holder[key], dict) else CommentedSeq(holder[key])
+        holder, key = holder[key], _last(holder[key])[0]  # a block collection: after its last item
+    place = 2 if isinstance(holder, dict) else 0
+    entry = holder.ca.items.setdefault(key, [None] * 4)
+    if entry[place] is None:
+        entry[place] = token
+    else:  # the new value's own comment first, then the lines that followed the old one
+        entry[place].value += token.value
+
+
+def _flow(collection: Any) -> bool:
+    return isinstance(collection, (CommentedMap, CommentedSeq)) and bool(collection.fa.flow_style())
+
+
 def load_value(text: str) -> Any:
-    """A value typed on the command line, as ruamel would read it in a file (times keep their form)."""
+    """A value typed on the command line, read as YAML 1.2 (tooling.records.scalars)."""
     try:
-        return _reader().load(text)
+        return _reader(TypedResolver).load(text)
     except YAMLError as exc:
         if "\t" in text:
             try:
@@ -99,7 +147,7 @@ def _load_with_tabs(text: str) -> Any:
     if stand_in is None:
         raise YAMLError("no stand-in for a tab")
     # around the value a tab is space, as YAML reads it; inside, it is part of the text
-    return _with_tabs(_reader().load(text.strip(" \t").replace("\t", stand_in)), stand_in)
+    return _with_tabs(_reader(TypedResolver).load(text.strip(" \t").replace("\t", stand_in)), stand_in)
 
 
 def _with_tabs(value: Any, stand_in: str) -> Any:
@@ -124,20 +172,7 @@ def _gist(exc: YAMLError) -> str:
     return f"{head}{where}{sep}{expected}"
 
 
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?\Z")
-
-
-def _unquoted_times(value: Any) -> Any:
-    """Timestamps as ruamel objects, so they are written plain like a person would write them."""
-    if isinstance(value, str) and _TIMESTAMP.match(value):
-        return load_value(value)
-    if isinstance(value, dict):
-        return {k: _unquoted_times(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unquoted_times(v) for v in value]
-    return value
-
-
 def dump_field(key: str, value: Any) -> str:
-    """``key: value`` as block YAML in the house style, for scaffolding new files."""
-    return dump({key: _unquoted_times(value)}, _yaml(2, 4, 2))
+    """``key: value`` as block YAML in the house style, for scaffolding new files (a time is
+    written plain: to the records' loader it is text)."""
+    return dump({key: value}, _yaml(2, 4, 2))
