@@ -216,8 +216,11 @@ def listing(values: Any, *, each: Any = None, conjunction: bool = False, t: Edit
     return Markup(format_list([str(i) for i in items], locale=t.locale))
 
 
+@lru_cache(maxsize=None)
 def environment(t: Edition = ENGLISH) -> jinja2.Environment:
-    """The templates' environment for one edition: its catalogue installed, its formats."""
+    """The templates' environment for one edition: its catalogue installed, its formats. One per
+    edition and process: it keeps the templates it compiled (most of a small site's render time),
+    for the next render of `tooling serve` (a changed template file is read again)."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("tooling.site", "templates"),
                              finalize=md_inline, autoescape=False, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, extensions=["jinja2.ext.i18n"])
