@@ -30,7 +30,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from tooling.failures.catalogue import catalogue
+from tooling.catalogue.modes import catalogue
 from tooling.records.characters import first_bad
 from tooling.records.model import parse_time
 from tooling.records.schema import resolve, schema_for

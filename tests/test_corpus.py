@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from support import CORPUS, PROJECT, tooling
-from tooling.failures.recognise import recognise
+from tooling.catalogue.recognise import recognise
 from tooling.main import main
 from tooling.records.load import load_file
 from tooling.records.schema import MAX_FINDINGS, _fast, schema_for

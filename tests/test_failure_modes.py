@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from support import CORPUS, PROJECT, tooling
-from tooling.failures.catalogue import FLAGS, Catalogue, FailureMode, _text, catalogue, check
-from tooling.failures.codes import codes
-from tooling.failures.engine import Matcher
-from tooling.failures.recognise import recognise, suggest
+from tooling.catalogue.modes import FLAGS, Catalogue, FailureMode, _text, catalogue, check
+from tooling.catalogue.codes import codes
+from tooling.catalogue.engine import Matcher
+from tooling.catalogue.recognise import recognise, suggest
 
 LOGLINES = CORPUS / "loglines"
 MODES = catalogue().modes

@@ -1,7 +1,7 @@
 """Records written in Korean: they validate, round-trip exactly, render, and their repeats are found.
 
 Korean attaches particles to the noun (체크포인트가, 체크포인트를, 체크포인트에서), so the repeat
-suggestions compare syllable bigrams of Hangul words (tooling/failures/hangul.py); a title
+suggestions compare syllable bigrams of Hangul words (tooling/catalogue/hangul.py); a title
 typed decomposed (NFD, as macOS file names give it) is compared composed and stored as typed.
 """
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from support import snapshot, tooling
-from tooling.failures.catalogue import FLAGS, catalogue
-from tooling.failures.engine import ENGINE, Matcher
-from tooling.failures.hangul import hangul_terms
-from tooling.failures.recognise import suggest
+from tooling.catalogue.modes import FLAGS, catalogue
+from tooling.catalogue.engine import ENGINE, Matcher
+from tooling.catalogue.hangul import hangul_terms
+from tooling.catalogue.recognise import suggest
 from tooling.intake.dates import DateRules
 from tooling.intake.values import Context, convert, key
 

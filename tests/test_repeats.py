@@ -12,13 +12,13 @@ import yaml
 
 from support import CORPUS, PROJECT, tooling
 from tooling.analysis import analyse
-from tooling.analysis.catalogue import suggest
+from tooling.catalogue.automations import suggest
 from tooling.analysis.identity import identify
 from tooling.analysis.repeats import group_ids, groups_of
 from tooling.analysis.stated import stated_phrase
-from tooling.failures.catalogue import catalogue
-from tooling.failures.recognise import affirmed, suggest as suggest_modes
-from tooling.failures.signatures import normalise
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.recognise import affirmed, suggest as suggest_modes
+from tooling.catalogue.signatures import normalise
 from tooling.messages import render
 from tooling.records.model import Record
 from tooling.records.validate import validate

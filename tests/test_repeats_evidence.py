@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from test_repeats import _groups, _incident
 from tooling.analysis.identity import identify_data
-from tooling.failures.catalogue import catalogue
-from tooling.failures.codes import codes
-from tooling.failures.phases import phase_of
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.codes import codes
+from tooling.catalogue.phases import phase_of
 
 WATCHDOG = ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=81, OpType=ALLREDUCE, NumelIn=1, "
             "NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.")

@@ -17,7 +17,8 @@ import pytest
 import yaml
 
 from support import CORPUS, PROJECT, snapshot, tooling
-from tooling.failures import engine, recognise, scan
+from tooling.catalogue import engine, recognise
+from tooling.failures import scan
 from tooling.failures.context import context
 from tooling.failures.filing import as_json
 

@@ -86,7 +86,7 @@ def write_log(path: Path, size: int, *, seed: int = 1) -> tuple[int, int]:
 
 def patterns_file(path: Path) -> int:
     sys.path.insert(0, str(PROJECT))
-    from tooling.failures.catalogue import catalogue
+    from tooling.catalogue.modes import catalogue
 
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
     path.write_text("".join(p + "\n" for p in patterns), encoding="utf-8")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 from site_support import NOW, copy_project
-from tooling.failures.catalogue import catalogue
+from tooling.catalogue.modes import catalogue
 
 
 def _retitle(path: Path, title: str) -> None:

@@ -15,7 +15,7 @@ from tooling.analysis.repeats import Group, groups_of
 from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends
-from tooling.failures.catalogue import FailureMode, catalogue
+from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.records.model import Record
 
 

@@ -2,8 +2,8 @@
 board says about automating them (the notes' rule: the same incident twice calls for automation).
 
 The groups come from :mod:`tooling.analysis.repeats`; the automation each failure calls for from
-its failure mode's catalogue entry (:mod:`tooling.failures.catalogue`), else from the automation
-catalogue's own conditions (:mod:`tooling.analysis.catalogue`).
+its failure mode's catalogue entry (:mod:`tooling.catalogue.modes`), else from the automation
+catalogue's own conditions (:mod:`tooling.catalogue.automations`).
 """
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from tooling.analysis.catalogue import Automation, by_id, catalogue as automations, suggest
+from tooling.catalogue.automations import Automation, by_id, catalogue as automations, suggest
+from tooling.catalogue.modes import catalogue
 from tooling.analysis.identity import Identity
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView
 from tooling.analysis.repeats import Group
-from tooling.failures.signatures import normalise
+from tooling.catalogue.signatures import normalise
 from tooling.messages import N_, Message
 
 
@@ -136,8 +137,6 @@ def candidates(groups: list[Group], postmortems: list[PostmortemView],
 
 def _automation(mode: str | None, views: list[IncidentView], signatures: Counter[str]) -> Automation:
     """The automation the failure mode calls for; the catalogue's conditions when no mode is known."""
-    from tooling.failures.catalogue import catalogue
-
     known = catalogue().get(mode) if mode else None
     if known is not None and (found := by_id(known.automation)) is not None:
         return found

@@ -1,7 +1,7 @@
 """What failure an incident is, as evidence a person can check: the key repeats are grouped by.
 
 Each incident has one primary failure mode, taken from its strongest evidence (see
-:mod:`tooling.failures.evidence`: its ``failure_mode``, the first signature recognised as a
+:mod:`tooling.catalogue.evidence`: its ``failure_mode``, the first signature recognised as a
 cause, a description that names one cause, and only then consequences and catch-alls).
 
 The key is that mode with the codes that tell its failures apart (``distinguish``): nothing
@@ -10,7 +10,7 @@ bug, the log line's own words and codes for a mode that names a symptom whose ca
 divergence, a watchdog timeout). A line that says no more than its mode ("died with
 <Signals.SIGSEGV: 11>", a launcher's "failed (exitcode: -11)") tells no failure apart; then, and
 for a consequence whose line reads the same whatever the cause, the phase of the run it struck
-(saving a checkpoint, evaluating: :mod:`tooling.failures.phases`) does, if the incident names
+(saving a checkpoint, evaluating: :mod:`tooling.catalogue.phases`) does, if the incident names
 one: a watchdog timeout while saving is the save outlasting the timeout in any run, while a
 consequence with no phase named meets only its own run's. Without a mode, the key is the words and codes of the first
 error line, without the noise that varies between occurrences (numbers, hosts, paths, ranks,
@@ -27,12 +27,12 @@ from typing import Any
 
 from tooling.analysis.incidents import IncidentView, where_of
 from tooling.analysis.similarity import STOP_WORDS
-from tooling.failures.catalogue import FailureMode, catalogue
-from tooling.failures.codes import line_words, shown_identifying
-from tooling.failures.evidence import primary
-from tooling.failures.phases import phase_of
-from tooling.failures.recognise import CODE_LABELS, Recognition
-from tooling.failures.signatures import is_progress, looks_like_an_error
+from tooling.catalogue.modes import FailureMode, catalogue
+from tooling.catalogue.codes import line_words, shown_identifying
+from tooling.catalogue.evidence import primary
+from tooling.catalogue.phases import phase_of
+from tooling.catalogue.recognise import CODE_LABELS, Recognition
+from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
 
@@ -133,7 +133,7 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
     when none of them is there: a code says more than the words around it. Where the line
     cannot tell which failure of the mode it was, or the mode is a consequence whose line reads
     the same whatever the cause, the phase of the run it struck tells (see
-    :mod:`tooling.failures.phases`).
+    :mod:`tooling.catalogue.phases`).
     """
     extra: list[str] = []
     for kind in (k for k in mode.distinguish if k != "message"):

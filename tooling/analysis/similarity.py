@@ -1,7 +1,7 @@
 """Likely repeats by text: tf-idf over title, symptom, layer, root cause and signatures.
 
 Terms are English words and, for Korean text, syllable bigrams of each Hangul word (see
-:mod:`tooling.failures.hangul`): a particle attached to a noun does not hide it.
+:mod:`tooling.catalogue.hangul`): a particle attached to a noun does not hide it.
 
 Only a suggestion: a person confirms it with ``repeat_of`` or rejects it with
 ``not_repeat_of``. Candidates come from an inverted index over informative terms, so one
@@ -14,9 +14,9 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from tooling.failures.hangul import hangul_terms
+from tooling.catalogue.hangul import hangul_terms
 from tooling.analysis.incidents import IncidentView
-from tooling.failures.signatures import normalise
+from tooling.catalogue.signatures import normalise
 
 THRESHOLD = 0.3
 _WORD = re.compile(r"[a-z][a-z0-9_]+|xid \d+|errno \d+")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from tooling.failures.catalogue import FailureMode, catalogue
+from tooling.catalogue.modes import FailureMode, catalogue
 
 if TYPE_CHECKING:
     from tooling.failures.drafts import Hit

@@ -1,7 +1,7 @@
 """Drafts of incidents, one per distinct failure found in logs, built hit by hit in bounded memory.
 
 A distinct failure is a failure mode with its distinguishing codes (see
-:attr:`~tooling.failures.recognise.Recognition.distinguishing`; the words of a line, which tell
+:attr:`~tooling.catalogue.recognise.Recognition.distinguishing`; the words of a line, which tell
 incidents apart, do not split a scan's lines: see :func:`failure`): two NCCL timeouts on two ranks
 are one failure, two different CUDA errors are two. Lines that are only the aftermath of another
 failure (:mod:`tooling.failures.aftermath`) are counted, not drafted.
@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from tooling.failures.aftermath import WINDOW, Aftermath
-from tooling.failures.catalogue import FailureMode
+from tooling.catalogue.modes import FailureMode
 from tooling.failures.context import When
-from tooling.failures.recognise import Recognition
-from tooling.failures.signatures import normalise
+from tooling.catalogue.recognise import Recognition
+from tooling.catalogue.signatures import normalise
 
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft

@@ -1,9 +1,9 @@
 """Finding failures in raw logs (dmesg, NCCL, SLURM job output, tracebacks), gigabytes at a time.
 
 Each log is read in chunks (:mod:`tooling.failures.reading`) and each chunk goes whole through one
-automaton of every recogniser of the catalogue (:class:`~tooling.failures.engine.Matcher`); only
+automaton of every recogniser of the catalogue (:class:`~tooling.catalogue.engine.Matcher`); only
 the lines it flags are decoded and looked at in Python, where the catalogue's recogniser
-(:mod:`tooling.failures.recognise`) names their failure mode and :mod:`tooling.failures.context`
+(:mod:`tooling.catalogue.recognise`) names their failure mode and :mod:`tooling.failures.context`
 their time, host and rank. Python tracebacks and
 torchrun's failure summary span lines: :mod:`tooling.failures.blocks` reads them. Hits become
 drafts (:mod:`tooling.failures.drafts`); nothing kept grows with the size of the log.
@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Sequence
 
 from tooling.failures import blocks
-from tooling.failures.catalogue import catalogue
-from tooling.failures.codes import NCCL_RETURNED, nccl_returned
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.codes import NCCL_RETURNED, nccl_returned
 from tooling.failures.context import Context, When, context
 from tooling.failures.drafts import Draft, DraftBook, Hit
-from tooling.failures.engine import Matcher
+from tooling.catalogue.engine import Matcher
 from tooling.failures.reading import CHUNK, Chunks, display, open_log
-from tooling.failures.recognise import Recognition, recogniser
+from tooling.catalogue.recognise import Recognition, recogniser
 from tooling.failures.timeline import Timeline
 from tooling.records.characters import first_bad
 

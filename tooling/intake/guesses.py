@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooling.failures.catalogue import catalogue
-from tooling.failures.evidence import primary
-from tooling.failures.recognise import suggest
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.evidence import primary
+from tooling.catalogue.recognise import suggest
 from tooling.intake.dates import day_of
 from tooling.records.model import same_or_later
 from tooling.records.yaml_loader import MAX_INTEGER

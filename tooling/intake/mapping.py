@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import jsonschema
 
 from tooling.errors import UserError
-from tooling.failures.catalogue import catalogue
+from tooling.catalogue.modes import catalogue
 from tooling.intake import fields
 from tooling.intake.dates import DateRules
 from tooling.intake.values import key

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import FieldError, UserError
-from tooling.failures.evidence import primary
+from tooling.catalogue.evidence import primary
 from tooling.fs.atomic import create_file
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS

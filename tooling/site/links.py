@@ -7,7 +7,7 @@ from typing import Any
 from pymdownx.slugs import slugify
 
 from tooling.analysis.candidates import Candidate
-from tooling.failures.catalogue import catalogue
+from tooling.catalogue.modes import catalogue
 
 _TAG_SLUG = slugify(case="lower")  # what mkdocs-material's tags plugin uses for its anchors
 

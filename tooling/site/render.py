@@ -23,7 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from tooling.analysis import Analysis
-from tooling.analysis.catalogue import by_id
+from tooling.catalogue.automations import by_id
 from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record

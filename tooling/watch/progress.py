@@ -1,6 +1,6 @@
 """Missing progress: the training loop's step reports stop, and a hang is drafted.
 
-A progress line is what :func:`tooling.failures.signatures.is_progress` says it is (``step 1200 |
+A progress line is what :func:`tooling.catalogue.signatures.is_progress` says it is (``step 1200 |
 loss 2.31``, ``iteration 7010/159576 | lm loss: 6.4``). Only the last one of each chunk matters,
 so it is looked for from the end of the chunk back, a window at a time, with one single-match
 automaton pass per window: a log of progress lines costs a few lines, a log without any (dmesg)
@@ -20,10 +20,10 @@ from functools import lru_cache
 from typing import Any
 
 from tooling.failures import blocks
-from tooling.failures.catalogue import catalogue
-from tooling.failures.engine import Matcher
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.engine import Matcher
 from tooling.failures.filing import SEVERITY
-from tooling.failures.signatures import PROGRESS, is_progress
+from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.scaffold.new import stamp
 
 WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times more each time after

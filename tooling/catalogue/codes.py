@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
-from tooling.failures.engine import Matcher
-from tooling.failures.signatures import normalise, without_prefix
+from tooling.catalogue.engine import Matcher
+from tooling.catalogue.signatures import normalise, without_prefix
 
 # the driver also names an Xid when it recovers its channels from it, without the word "Xid":
 # "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79."

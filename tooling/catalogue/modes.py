@@ -11,6 +11,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from tooling.records.load import parse_text  # the one YAML reader: located errors, safe types
+
 FLAGS = re.IGNORECASE  # recognisers and keywords are matched without regard to case
 
 
@@ -135,8 +137,6 @@ def _mode(entry: dict[str, Any]) -> FailureMode:
 
 @lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
-    from tooling.records.load import parse_text  # the one YAML reader: located errors, safe types
-
     loaded = parse_text("tooling/catalogue/failure_modes.yaml", _text("failure_modes.yaml"))
     if loaded.findings:
         raise CatalogueError(f"the failure-mode catalogue is broken: {loaded.findings[0].format()}")

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooling.failures.catalogue import FailureMode, catalogue
-from tooling.failures.recognise import Recognition, coded, recognise, recogniser, suggest_counted
-from tooling.failures.signatures import is_boilerplate, is_progress
+from tooling.catalogue.modes import FailureMode, catalogue
+from tooling.catalogue.recognise import Recognition, coded, recognise, recogniser, suggest_counted
+from tooling.catalogue.signatures import is_boilerplate, is_progress
 
 
 @dataclass
