@@ -34,7 +34,7 @@ from tooling.catalogue.modes import catalogue
 from tooling.records.characters import first_bad
 from tooling.records.model import parse_time
 from tooling.records.schema import resolve, schema_for
-from tooling.records.time_rules import EARLIEST, LATEST
+from tooling.rules.time_rules import EARLIEST, LATEST
 from tooling.records.yaml_loader import MAX_INTEGER
 
 # --- free text ---------------------------------------------------------------------------------

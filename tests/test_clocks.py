@@ -13,7 +13,7 @@ from support import tooling
 from tooling.analysis.feed import feed_of
 from tooling.records.clock import CLOCK_SLACK, DATE_SLACK, value_ahead
 from tooling.records.model import Record
-from tooling.records.time_rules import check_clock
+from tooling.rules.time_rules import check_clock
 
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
 FAST = NOW + timedelta(days=5)  # the clock of the node the trainer runs on

@@ -17,8 +17,9 @@ from support import CORPUS, PROJECT, tooling
 from tooling.catalogue.recognise import recognise
 from tooling.main import main
 from tooling.records.load import load_file
-from tooling.records.schema import MAX_FINDINGS, _fast, schema_for
-from tooling.records.validate import validate
+from tooling.records.schema import schema_for
+from tooling.rules.schema_rules import MAX_FINDINGS, _fast
+from tooling.rules.validate import validate
 
 BROKEN = sorted(p for p in (CORPUS / "broken").iterdir() if p.is_dir())
 

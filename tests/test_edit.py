@@ -9,7 +9,7 @@ import pytest
 
 from support import snapshot, tooling
 from tooling.records import edit
-from tooling.records.validate import repository_records
+from tooling.rules.validate import repository_records
 
 HAND_WRITTEN = """\
 # yaml-language-server: $schema=../tooling/schemas/incident.schema.json

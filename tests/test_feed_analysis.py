@@ -11,7 +11,7 @@ from support import PROJECT
 from tooling.analysis import analyse
 from tooling.analysis.feed import HourSteps, feed_of, heartbeat_age, is_stalled, steps_per_hour, window_end
 from tooling.records.model import Record
-from tooling.records.validate import repository_records
+from tooling.rules.validate import repository_records
 from tooling.site import charts
 from tooling.site.filters import elapsed
 

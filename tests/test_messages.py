@@ -27,7 +27,7 @@ from tooling.analysis.identity import Identity
 from tooling.analysis.candidates import STATES
 from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATED
 from tooling.records.layout import record_dirs
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 from tooling.messages import message, render
 from tooling.site import words
 from tooling.site.i18n import LOCALE_DIR, catalogue_path, edition

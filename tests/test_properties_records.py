@@ -9,7 +9,7 @@ by tooling's own writer (scaffold.render, the file `tooling new-incident` writes
 repository with this project's mkdocs.yml (English and Korean), then run through the pipeline
 in-process, as the commands run it:
 
-- validate: tooling.records.validate.validate, what `tooling validate` calls;
+- validate: tooling.rules.validate.validate, what `tooling validate` calls;
 - build: `tooling build --render-only`'s command, then each generated page converted to HTML by
   Python-Markdown with the extensions of mkdocs.yml and read by the markup check that
   `tooling build` runs on the built site (tooling.site.markup_check), and each navigation file
@@ -51,7 +51,7 @@ from tooling.records.kinds import KINDS
 from tooling.records.layout import record_dirs
 from tooling.records.load import load_file
 from tooling.records.roundtrip import load_value
-from tooling.records.validate import repository_records, validate
+from tooling.rules.validate import repository_records, validate
 from tooling.scaffold.render import render
 from tooling.site.markup_check import problems_in
 from tooling.site.pages import GENERATED_DIR

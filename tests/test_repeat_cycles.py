@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 from support import tooling
 from tooling.records.model import Record
-from tooling.records.repeat_rules import repeat_cycles
+from tooling.rules.repeat_rules import repeat_cycles
 
 INCIDENT = (Path(__file__).parent / "corpus" / "incidents" / "INC-0002.yaml").read_text()
 

@@ -21,7 +21,7 @@ from tooling.catalogue.recognise import affirmed, suggest as suggest_modes
 from tooling.catalogue.signatures import normalise
 from tooling.messages import render
 from tooling.records.model import Record
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 

@@ -8,7 +8,7 @@ import math
 import re
 from datetime import datetime
 
-from tooling.records.time_rules import EARLIEST, LATEST
+from tooling.rules.time_rules import EARLIEST, LATEST
 
 
 def timestamp(text: str) -> datetime:

@@ -7,7 +7,7 @@ from pathlib import Path
 from tooling.analysis import Analysis, analyse
 from tooling.errors import UserError
 from tooling.records.layout import record_dirs
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 
 
 def load_analysis(root: Path, *, now: datetime) -> Analysis:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tooling.analysis.incidents import IncidentView
-from tooling.records.crossref import ladder_symptoms
+from tooling.rules.crossref import ladder_symptoms
 from tooling.records.model import Record
 from tooling.records.schema import field_spec
 

@@ -7,7 +7,7 @@ then its ``failure_mode`` or signatures when they name a consequence (a collecti
 a rank died) or a catch-all. A mode chosen so gives way to a particular failure of it
 (``refines``) that another signature or the description names: "ncclRemoteError" with a link
 that flapped is the flapping link. Repeat grouping (:mod:`tooling.analysis.identity`) and
-validate's suggestions (:mod:`tooling.records.modes`) both start here.
+validate's suggestions (:mod:`tooling.rules.mode_rules`) both start here.
 """
 from __future__ import annotations
 

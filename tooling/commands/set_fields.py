@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tooling.records.edit import parse_assignment, set_fields
 from tooling.records.layout import path_of
-from tooling.records.validate import repository_records
+from tooling.rules.validate import repository_records
 
 
 def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime, strict: bool = False) -> int:

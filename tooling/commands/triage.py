@@ -12,7 +12,7 @@ from tooling.diagnose.triage import StepResult, triage
 from tooling.errors import FieldError, UserError
 from tooling.records.kinds import KINDS
 from tooling.records.layout import SUFFIXES, path_of
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 from tooling.scaffold.new import new_incident, require_run
 
 SOURCES = {"run": "--incident"}

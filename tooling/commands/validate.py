@@ -10,7 +10,7 @@ from typing import Sequence
 from tooling.messages import counted
 from tooling.records.findings import Severity
 from tooling.records.layout import record_dirs
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 
 
 def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict: bool, jobs: int | None) -> int:

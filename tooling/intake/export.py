@@ -15,7 +15,7 @@ from typing import Any
 from tooling.errors import UserError
 from tooling.records.layout import record_dirs
 from tooling.records.model import Record, parse_time
-from tooling.records.validate import validate
+from tooling.rules.validate import validate
 
 SHOWN_ERRORS = 50
 

@@ -25,7 +25,7 @@ from tooling.intake.values import key
 from tooling.records.findings import Finding
 from tooling.records.load import load_file
 from tooling.records.locate import Keys, locate
-from tooling.records.schema import describe, field_errors
+from tooling.rules.schema_rules import describe, field_errors
 
 # A record every value is tried in: the errors that name the field are that value's.
 _PROBE = {"kind": "incident", "id": "INC-0000", "title": "probe title", "status": "open", "severity": "unknown",

@@ -20,8 +20,9 @@ from tooling.intake.report import Note, raw, shown
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, convert
 from tooling.records.model import parse_time, same_or_later
-from tooling.records.schema import field_errors, schema_for
-from tooling.records.time_rules import EARLIEST, LATEST
+from tooling.records.schema import schema_for
+from tooling.rules.schema_rules import field_errors
+from tooling.rules.time_rules import EARLIEST, LATEST
 
 JOINED = ("notes", "description", "root_cause", "impact.notes")  # text of several columns is joined
 REFERENCES = ("repeat_of", "related", "not_repeat_of")

@@ -3,7 +3,7 @@
 A heartbeat, a scheduler event or any time a record says something happened cannot be later
 than now. One that is (a node whose clock runs days fast: NTP down, a VM restored from a
 snapshot, a dead RTC battery) says nothing about when it happened, so it is named, never
-trusted: ``tooling validate`` reports it (``clock-skew``, :mod:`tooling.records.time_rules`),
+trusted: ``tooling validate`` reports it (``clock-skew``, :mod:`tooling.rules.time_rules`),
 ``tooling watch`` says it and does not count such a heartbeat as progress, and the run page
 shows it as a clock to fix, never as a heartbeat of a moment ago.
 

@@ -29,7 +29,7 @@ from tooling.records.edit import rewrite
 from tooling.records.layout import path_of
 from tooling.records.model import parse_time
 from tooling.records.schema import schema_for
-from tooling.records.validate import repository_records
+from tooling.rules.validate import repository_records
 
 # seconds: 96 samples in 48 hours, enough for a steps-per-hour chart of the last day. Every write
 # re-reads and rewrites the page through ruamel (pure Python, ~1 ms a line), so the page stays short

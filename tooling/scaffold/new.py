@@ -16,8 +16,8 @@ from tooling.records.layout import ids, path_of
 from tooling.records.load import parse_text
 from tooling.records.reading import decode_text
 from tooling.records.model import Record, parse_time
-from tooling.records.schema import check_record, field_errors
-from tooling.records.time_rules import EARLIEST, LATEST, check_times
+from tooling.rules.schema_rules import check_record, field_errors
+from tooling.rules.time_rules import EARLIEST, LATEST, check_times
 from tooling.scaffold.ids import create_next, make_folder, shown
 from tooling.scaffold.render import render
 

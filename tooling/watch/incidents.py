@@ -26,7 +26,7 @@ from tooling.failures.filing import file_all
 from tooling.records import roundtrip
 from tooling.records.edit import edited_text, rewrite
 from tooling.records.model import Record
-from tooling.records.validate import repository_records
+from tooling.rules.validate import repository_records
 
 Key = tuple[str, ...]
 

@@ -9,14 +9,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from tooling.records.crossref import check_all
+from tooling.rules.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import meant_name, record_dirs, record_files, repository_files
 from tooling.records.load import load_file, no_collection
 from tooling.records.model import Record
-from tooling.records.modes import check_failure_modes
-from tooling.records.schema import check_record
+from tooling.rules.mode_rules import check_failure_modes
+from tooling.rules.schema_rules import check_record
 
 PARALLEL_FROM = 200  # below this, starting workers costs more than it saves
 Result = tuple[str, Any, list[Finding]]

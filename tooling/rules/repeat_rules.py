@@ -2,7 +2,7 @@
 
 ``repeat_of`` names the earlier occurrence of the same failure, so following the links from any
 incident must end at a first occurrence. A record naming itself is ``self-reference``
-(:mod:`~tooling.records.crossref`); a loop through two or more records is found here, over
+(:mod:`~tooling.rules.crossref`); a loop through two or more records is found here, over
 every incident of the repository in one linear walk (each record is left at most once).
 """
 from __future__ import annotations

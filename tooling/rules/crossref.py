@@ -1,8 +1,8 @@
 """Rules across records, and :func:`check_all`, which runs every rule a validation applies.
 
 Each rule has a stable id that appears in its findings. The rules on dates and times are in
-:mod:`~tooling.records.time_rules`, those between an overlay and its English record in
-:mod:`~tooling.records.overlay_rules`."""
+:mod:`~tooling.rules.time_rules`, those between an overlay and its English record in
+:mod:`~tooling.rules.overlay_rules`."""
 from __future__ import annotations
 
 import os
@@ -16,10 +16,10 @@ from tooling.records.kinds import KINDS
 from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
-from tooling.records.overlay_rules import check_overlays
-from tooling.records.repeat_rules import check_repeat_cycles
+from tooling.rules.overlay_rules import check_overlays
+from tooling.rules.repeat_rules import check_repeat_cycles
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
-from tooling.records.time_rules import check_clock, check_times
+from tooling.rules.time_rules import check_clock, check_times
 
 
 class Index:
