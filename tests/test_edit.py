@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from support import snapshot, tooling
-from tooling.records import edit
+from tooling.writers import edit
 from tooling.rules.validate import repository_records
 
 HAND_WRITTEN = """\

@@ -1,4 +1,4 @@
-"""Machine writes to a run record (tooling.records.feed): only machine fields, bounded, never a person's edit lost."""
+"""Machine writes to a run record (tooling.writers.feed_writes): only machine fields, bounded, never a person's edit lost."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -8,7 +8,7 @@ import pytest
 
 from support import snapshot, tooling
 from tooling.errors import UserError
-from tooling.records.feed import feed_run
+from tooling.writers.feed_writes import feed_run
 from tooling.records.load import load_file
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)

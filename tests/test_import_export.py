@@ -458,7 +458,7 @@ def test_a_disk_that_fills_mid_import_leaves_no_row_imported(history: Path, monk
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import errno
 
-    import tooling.scaffold.ids as allocation
+    import tooling.writers.ids as allocation
     from tooling.main import main
 
     real, calls = allocation.create_file, []

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from support import tooling
-from tooling.records.feed import EVENTS_KEPT, _add_events
+from tooling.writers.feed_writes import EVENTS_KEPT, _add_events
 from tooling.records.load import load_file
 from tooling.slurm.signals import Arrival, signal_events, wraps_a_trainer
 

@@ -12,7 +12,7 @@ from tooling.fs.atomic import create_file, replace_file
 from tooling.records.load import parse_text
 from tooling.records.locate import locate
 from tooling.records.roundtrip import guess_indent
-from tooling.scaffold.ids import create_next
+from tooling.writers.ids import create_next
 
 
 def test_timestamps_and_dates_stay_text_with_their_offsets() -> None:
@@ -102,7 +102,7 @@ def test_a_write_removes_what_writers_killed_mid_write_left_and_nothing_of_a_liv
 
 def test_create_next_retries_when_another_writer_takes_the_number_first(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import tooling.scaffold.ids as allocation
+    import tooling.writers.ids as allocation
 
     real = allocation.create_file
     raced: list[str] = []

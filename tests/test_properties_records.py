@@ -15,7 +15,7 @@ in-process, as the commands run it:
   `tooling build` runs on the built site (tooling.site.markup_check), and each navigation file
   read as mkdocs-literate-nav reads it (a full mkdocs build per example would cost seconds);
 - export: `tooling export`'s JSON Lines;
-- set: tooling.records.edit.set_fields, what `tooling set` calls, with the value typed as a
+- set: tooling.writers.edit.set_fields, what `tooling set` calls, with the value typed as a
   person types it on the command line (YAML: quoted, or plain where it reads as itself).
 
 Each failing example Hypothesis found is kept below as an example-based test of the real
@@ -46,13 +46,13 @@ from support import PROJECT, tooling
 from tooling.commands.build import build_command
 from tooling.errors import UserError
 from tooling.intake.export import export_jsonl
-from tooling.records.edit import parse_assignment, set_fields
+from tooling.writers.edit import parse_assignment, set_fields
 from tooling.records.kinds import KINDS
 from tooling.records.layout import record_dirs
 from tooling.records.load import load_file
 from tooling.records.roundtrip import load_value
 from tooling.rules.validate import repository_records, validate
-from tooling.scaffold.render import render
+from tooling.writers.record_text import render
 from tooling.site.markup_check import problems_in
 from tooling.site.pages import GENERATED_DIR
 

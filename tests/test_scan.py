@@ -20,7 +20,7 @@ from support import CORPUS, PROJECT, snapshot, tooling
 from tooling.catalogue import engine, recognise
 from tooling.failures import scan
 from tooling.failures.context import context
-from tooling.failures.filing import as_json
+from tooling.writers.filing import as_json
 
 LOGS = CORPUS / "logs"
 JOB = LOGS / "demo-7b-job-48213.log"

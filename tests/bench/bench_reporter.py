@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from tooling.records.feed import SAMPLE_EVERY, SAMPLES_KEPT
+from tooling.writers.feed_writes import SAMPLE_EVERY, SAMPLES_KEPT
 from tooling.resilience import RunReporter
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

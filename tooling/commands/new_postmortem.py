@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import FieldError
-from tooling.scaffold.new import new_postmortem
+from tooling.writers.scaffold import new_postmortem
 
 SOURCES = {"incidents": "INCIDENT-ID", "title": "--title", "authors": "--author"}
 

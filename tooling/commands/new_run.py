@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import FieldError
-from tooling.scaffold.new import new_run
+from tooling.writers.scaffold import new_run
 
 SOURCES = {"id": "NAME", "title": "--title", "owner": "--owner"}
 

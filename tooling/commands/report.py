@@ -1,7 +1,7 @@
 """`tooling report RUN --step N ...`: a training loop's progress or a scheduler event, from the shell.
 
 For loops that are not Python (or not ours) and for hooks: it writes through the same function as
-:class:`tooling.resilience.RunReporter` (:func:`tooling.records.feed.feed_run`), so a person's
+:class:`tooling.resilience.RunReporter` (:func:`tooling.writers.feed_writes.feed_run`), so a person's
 edit of the record is never lost and ``updated_at`` is left to people.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import UsageError
-from tooling.records.feed import feed_run
+from tooling.writers.feed_writes import feed_run
 
 PROGRESS = ("loss", "tokens", "tokens_per_s", "total_steps")
 EVENT = ("job_id", "host", "exit_code", "state", "signal", "incident", "detail")

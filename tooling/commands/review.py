@@ -9,7 +9,7 @@ from pathlib import Path
 from tooling.analysis import Analysis, PostmortemView
 from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
-from tooling.records.edit import edited_text, rewrite
+from tooling.writers.edit import edited_text, rewrite
 from tooling.records.findings import Finding, excerpt
 from tooling.records.load import parse_text
 from tooling.records.locate import locate, locate_text

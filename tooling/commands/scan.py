@@ -17,11 +17,11 @@ from typing import Any
 
 from tooling.errors import FieldError, UsageError
 from tooling.failures.drafts import MAX_DRAFTS, Draft
-from tooling.failures.filing import as_json, file_all, summary, values_for
+from tooling.writers.filing import as_json, file_all, summary, values_for
 from tooling.failures.scan import ScanResult, scan_logs
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
-from tooling.scaffold.new import require_run
+from tooling.writers.scaffold import require_run
 
 SOURCES = {"run": "--run", "cluster": "--cluster"}
 

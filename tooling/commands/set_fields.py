@@ -6,7 +6,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from tooling.records.edit import parse_assignment, set_fields
+from tooling.writers.edit import parse_assignment, set_fields
 from tooling.records.layout import path_of
 from tooling.rules.validate import repository_records
 

@@ -12,7 +12,7 @@ from tooling.diagnose import ranks
 from tooling.diagnose.stacks import RankStack, classes, incident_values, outliers, report
 from tooling.errors import FieldError, UsageError
 from tooling.records.findings import excerpt
-from tooling.scaffold.new import new_incident, require_run
+from tooling.writers.scaffold import new_incident, require_run
 
 SOURCES = {"run": "--incident"}
 

@@ -13,7 +13,7 @@ from tooling.errors import FieldError, UserError
 from tooling.records.kinds import KINDS
 from tooling.records.layout import SUFFIXES, path_of
 from tooling.rules.validate import validate
-from tooling.scaffold.new import new_incident, require_run
+from tooling.writers.scaffold import new_incident, require_run
 
 SOURCES = {"run": "--incident"}
 

@@ -27,7 +27,7 @@ from tooling.errors import FieldError, UsageError, UserError
 from tooling.fs.atomic import create_file
 from tooling.records.kinds import KINDS
 from tooling.resilience.watchdog import ENV_DIR, ENV_FR, EXIT_HANG
-from tooling.scaffold.new import new_incident, require_run
+from tooling.writers.scaffold import new_incident, require_run
 
 FR_ENTRIES = "2000"  # collectives each rank's flight recorder keeps, unless the job's environment says
 SOURCES = {"run": "--run"}

@@ -32,7 +32,7 @@ def summary(stall: Stall, evidence: Evidence, *, killed: list[int], left: list[i
 
 def incident_fields(stall: Stall, evidence: Evidence, *, incident_dir: Path, killed: list[int],
                     detected: datetime) -> dict[str, Any]:
-    """Keyword arguments of :func:`tooling.scaffold.new.new_incident` (the caller adds root,
+    """Keyword arguments of :func:`tooling.writers.scaffold.new_incident` (the caller adds root,
     now and run): the stacks decide title and ranks; the flight recorder names the rank(s)
     behind when no stack differs."""
     values = incident_values(evidence.stacks) if evidence.stacks else _without_stacks(stall)

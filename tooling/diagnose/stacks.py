@@ -163,7 +163,7 @@ MAX_TITLE = 200  # the incident schema's limit
 
 def incident_values(stacks: list[RankStack]) -> dict[str, Any]:
     """Fields of a hang incident from every rank's stack (keyword arguments of
-    :func:`tooling.scaffold.new.new_incident`; the caller adds run, actions and the rest): the
+    :func:`tooling.writers.scaffold.new_incident`; the caller adds run, actions and the rest): the
     odd rank(s) out in the title and ranks, the innermost frame as the signature, the grouped
     stacks and the culprit's whole stack as findings."""
     found = outliers(stacks)

@@ -29,7 +29,7 @@ from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, empty
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids
-from tooling.scaffold.new import new_incident
+from tooling.writers.scaffold import new_incident
 
 BOOKKEEPING = ("kind", "path")  # what an export writes beside the fields: not reported as ignored
 MAX_PROBLEMS = 20

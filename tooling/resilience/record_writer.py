@@ -6,7 +6,7 @@ holds. In the training process, even in a thread, that work would hold the GIL a
 training loop for as long (half the steps of a loop writing every second, measured by
 tests/bench/bench_reporter.py). So :class:`RecordWriter` starts ``python -m
 tooling.resilience.record_writer`` at its first write, and each write is one JSON line of
-:func:`tooling.records.feed.feed_run`'s arguments on the child's stdin, answered by one line:
+:func:`tooling.writers.feed_writes.feed_run`'s arguments on the child's stdin, answered by one line:
 ``{"ok": true}`` or ``{"error": "LockTimeout: ..."}``.
 
 The child runs at the lowest CPU priority (nice 19): where training keeps every core busy, a
@@ -73,7 +73,7 @@ class RecordWriter:
 
 def serve(requests: IO[str], replies: IO[str]) -> None:
     """Answer each request line with a reply line until ``requests`` ends."""
-    from tooling.records.feed import feed_run  # here, not in the training process
+    from tooling.writers.feed_writes import feed_run  # here, not in the training process
 
     for line in requests:
         request = json.loads(line)

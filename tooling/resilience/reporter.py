@@ -11,7 +11,7 @@ and, once per ``every`` seconds (default a minute), wakes a daemon thread. That 
 ``progress``, ``feed.heartbeat_at``, one ``feed.samples`` item and, with ``checkpoints=``, the
 newest checkpoint of the :class:`~tooling.resilience.checkpoint.CheckpointManager`'s manifest
 that verifies (re-read once, by its CRC-32, in the thread) as ``last_good_checkpoint``, through
-:func:`tooling.records.feed.feed_run`: locked, re-read, only the machine fields, so a person's
+:func:`tooling.writers.feed_writes.feed_run`: locked, re-read, only the machine fields, so a person's
 edit of the same file is never lost. The write itself runs in a writer process
 (:mod:`tooling.resilience.record_writer`), as its YAML work would hold the GIL for a good part
 of a second. ``close()`` (or leaving the ``with``) writes the last values.
@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.records.feed import SAMPLE_EVERY
+from tooling.writers.feed_writes import SAMPLE_EVERY
 from tooling.records.layout import find_root
 from tooling.resilience.record_writer import RecordWriter
 

@@ -115,7 +115,7 @@ def check_clock(records: list[Record], now: datetime) -> Iterator[Finding]:
 
     The message names a list's field without the item's place (the finding's line has it): a
     machine that appends to the list, or drops its oldest items, leaves the message as it was, so
-    its write is no new warning to refuse (:func:`tooling.records.edit.rewrite`)."""
+    its write is no new warning to refuse (:func:`tooling.writers.edit.rewrite`)."""
     for record in records:
         for path in _HAPPENED.get(record.kind, ()):
             ahead = [(gap, keys, value) for keys, value in _expand(record.data, path.split("."), [])

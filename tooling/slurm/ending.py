@@ -1,7 +1,7 @@
 """The end of a SLURM job in the run record: the end event, and for a failure, a draft incident.
 
 One draft per failed end, filed as ``tooling scan`` files its drafts
-(:mod:`tooling.failures.filing`): when the job's log shows a failure the catalogue knows, the
+(:mod:`tooling.writers.filing`): when the job's log shows a failure the catalogue knows, the
 earliest one gives the incident its title, mode, signatures and times; otherwise the job's own
 facts do (exit code, state, node). Either way the notes say which job it was, and the event
 links the incident, so the timeline and the incident point at each other.
@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.failures.filing import SEVERITY, file_all, incident_values
+from tooling.writers.filing import SEVERITY, file_all, incident_values
 from tooling.failures.scan import scan_logs
 from tooling.slurm.job import FAILED_STATES, Job
 

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from tooling.fs.lock import LockTimeout
-from tooling.records.edit import StillChanging
-from tooling.records.feed import feed_run
+from tooling.writers.edit import StillChanging
+from tooling.writers.feed_writes import feed_run
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
-from tooling.scaffold.new import stamp
+from tooling.writers.scaffold import stamp
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
 from tooling.slurm.signals import Arrival, Catcher, signal_events

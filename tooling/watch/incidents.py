@@ -5,9 +5,9 @@ The same failure is what ``tooling repeats`` calls the same
 failures apart), hitting the same run (or cluster); where that identity has no key (a catch-all
 such as a hang, which names no error line) the failure mode stands for it. An incident is open
 until it is resolved. Occurrences are added through the locked, compare-and-swap edit of
-``tooling set`` (:func:`tooling.records.edit.rewrite`), so a person editing the same incident
+``tooling set`` (:func:`tooling.writers.edit.rewrite`), so a person editing the same incident
 loses nothing, and an incident resolved meanwhile gets no occurrence: a new incident is filed.
-New incidents are filed all or none (:func:`tooling.failures.filing.file_all`).
+New incidents are filed all or none (:func:`tooling.writers.filing.file_all`).
 
 Each incident a poll writes carries the poll's :class:`Mark` (``watch_polls: {WATCH: POLL-FAILURE}``),
 written in the same atomic write as the occurrences: a failure whose mark an incident has is
@@ -22,9 +22,9 @@ from typing import Any
 
 from tooling.analysis.identity import identify_data
 from tooling.analysis.incidents import where_of
-from tooling.failures.filing import file_all
+from tooling.writers.filing import file_all
 from tooling.records import roundtrip
-from tooling.records.edit import edited_text, rewrite
+from tooling.writers.edit import edited_text, rewrite
 from tooling.records.model import Record
 from tooling.rules.validate import repository_records
 
@@ -34,7 +34,7 @@ Key = tuple[str, ...]
 @dataclass(frozen=True)
 class Found:
     """One failure found in a poll: its incident's fields, how many times it happened, its JSON."""
-    values: dict[str, Any]  # keyword arguments of tooling.scaffold.new.new_incident
+    values: dict[str, Any]  # keyword arguments of tooling.writers.scaffold.new_incident
     occurrences: int
     details: dict[str, Any]
 

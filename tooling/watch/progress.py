@@ -22,9 +22,9 @@ from typing import Any
 from tooling.failures import blocks
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.engine import Matcher
-from tooling.failures.filing import SEVERITY
+from tooling.writers.filing import SEVERITY
 from tooling.catalogue.signatures import PROGRESS, is_progress
-from tooling.scaffold.new import stamp
+from tooling.writers.scaffold import stamp
 
 WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times more each time after
 HANG = "training.hang"  # the catalogue's mode for a run that stopped making progress, cause unknown
@@ -91,7 +91,7 @@ def minutes_text(minutes: float) -> str:
 
 def hang_values(last: Progress, *, now: datetime, minutes: float, source: str, logs: list[str],
                 where: dict[str, Any]) -> dict[str, Any]:
-    """The hang incident (keyword arguments of :func:`tooling.scaffold.new.new_incident`)."""
+    """The hang incident (keyword arguments of :func:`tooling.writers.scaffold.new_incident`)."""
     mode = catalogue().get(HANG)
     assert mode is not None, "the catalogue has a mode for hangs"
     waited = minutes_text(minutes)

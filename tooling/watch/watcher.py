@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
 from tooling.failures.drafts import Draft
-from tooling.failures.filing import as_json, values_for
+from tooling.writers.filing import as_json, values_for
 from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
 from tooling.records.load import load_file

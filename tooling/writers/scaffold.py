@@ -18,8 +18,8 @@ from tooling.records.reading import decode_text
 from tooling.records.model import Record, parse_time
 from tooling.rules.schema_rules import check_record, field_errors
 from tooling.rules.time_rules import EARLIEST, LATEST, check_times
-from tooling.scaffold.ids import create_next, make_folder, shown
-from tooling.scaffold.render import render
+from tooling.writers.ids import create_next, make_folder, shown
+from tooling.writers.record_text import render
 
 HEADERS = {
     "incident": "Incident record. Fill in as you learn more; `tooling validate` checks it.",

@@ -4,7 +4,7 @@ The training loop (:class:`tooling.resilience.RunReporter`, ``tooling report``),
 (``tooling job``, the Prolog/Epilog in scripts/slurm/) and log watchers all call
 :func:`feed_run`. It owns only the machine fields, ``progress.*`` (those given),
 ``last_good_checkpoint`` and ``feed.*``, and goes through the same locked, compare-and-swap
-round-trip edit as ``tooling set`` (:func:`tooling.records.edit.rewrite`): under the record's
+round-trip edit as ``tooling set`` (:func:`tooling.writers.edit.rewrite`): under the record's
 lock the file is read afresh and only those fields change, so a person's edit to any other field,
 saved before or while it runs, is kept. It never touches ``updated_at``, which says when a
 *person* last brought the page up to date. The result is validated as ``set`` validates; a
@@ -25,7 +25,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tooling.records import roundtrip
-from tooling.records.edit import rewrite
+from tooling.writers.edit import rewrite
 from tooling.records.layout import path_of
 from tooling.records.model import parse_time
 from tooling.records.schema import schema_for

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.failures.drafts import Draft
-from tooling.scaffold.new import new_incident
+from tooling.writers.scaffold import new_incident
 
 MAX_TITLE = 200  # the schema's limit
 MAX_LABEL = 100  # characters of an exception's message in a title
@@ -80,7 +80,7 @@ def summary(number: int, draft: Draft) -> list[str]:
 
 
 def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]:
-    """Keyword arguments of :func:`tooling.scaffold.new.new_incident` for the draft; the caller
+    """Keyword arguments of :func:`tooling.writers.scaffold.new_incident` for the draft; the caller
     adds run (or scope and cluster), severity and whatever its flags override."""
     notes = [f"Drafted by {by} from {lines_text(draft)}."]
     if draft.all_codes:
