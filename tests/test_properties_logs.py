@@ -9,7 +9,7 @@ copytruncate, every file starting with the same launcher banner, longer than the
 head is known by (so a file emptied and written again starts as the old one did). The watch is
 its real machinery, driven poll by poll (:class:`tooling.watch.logs.FollowedLog`, each poll with
 a random budget of bytes, and what each poll gives to file: :func:`tooling.watch.watcher.taken`,
-:func:`tooling.watch.watcher.to_file`); the scan is :func:`tooling.failures.scan.scan_logs` of
+:func:`tooling.watch.watcher.to_file`); the scan is :func:`tooling.logs.scan.scan_logs` of
 everything written, in the order written. What the watch files is what the scan drafts, with as
 many occurrences, and each failure is filed as one incident, whatever the polls.
 
@@ -35,9 +35,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CORPUS
-from tooling.failures.context import line_prefix
-from tooling.failures.drafts import Draft, Key
-from tooling.failures.scan import scan_logs
+from tooling.logs.context import line_prefix
+from tooling.logs.drafts import Draft, Key
+from tooling.logs.scan import scan_logs
 from tooling.watch.incidents import failure_key
 from tooling.watch.logs import FollowedLog
 from tooling.watch.watcher import taken, to_file
@@ -142,7 +142,7 @@ def _settle(folder: Path) -> None:
 
 class Filed:
     """What a watch files, poll after poll: the occurrences of each failure (a draft's failure,
-    tooling.failures.drafts.failure), and the incident each is filed as (tooling.watch.incidents
+    tooling.logs.drafts.failure), and the incident each is filed as (tooling.watch.incidents
     .failure_key: an open incident with that key gets the occurrences of the later polls)."""
 
     def __init__(self) -> None:

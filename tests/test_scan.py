@@ -18,8 +18,8 @@ import yaml
 
 from support import CORPUS, PROJECT, snapshot, tooling
 from tooling.catalogue import engine, recognise
-from tooling.failures import scan
-from tooling.failures.context import context
+from tooling.logs import scan
+from tooling.logs.context import context
 from tooling.writers.filing import as_json
 
 LOGS = CORPUS / "logs"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from support import CORPUS
-from tooling.failures.scan import scan_logs
+from tooling.logs.scan import scan_logs
 
 LOGS = CORPUS / "heldout" / "logs"
 LABELS: list[dict[str, Any]] = yaml.safe_load((LOGS / "labels.yaml").read_text("utf-8"))
@@ -37,7 +37,7 @@ def _drafted(name: str) -> set[str]:
 def test_a_held_out_log_drafts_what_a_person_would_file(label: dict[str, Any]) -> None:
     drafted, expected = _drafted(label["file"]), set(label["expect"])
     # a consequence a person files apart (a collective timeout after an OOM) is folded into its
-    # cause when it follows within the time the line says it waited (tooling.failures.aftermath)
+    # cause when it follows within the time the line says it waited (tooling.logs.aftermath)
     required = expected - set(label.get("consequence") or {}) - OUT_OF_REACH.get(label["file"], set())
     assert required <= drafted, f"missed {sorted(required - drafted)}"
     assert drafted <= expected | ACCEPTED_EXTRAS.get(label["file"], set()), f"extra {sorted(drafted - expected)}"

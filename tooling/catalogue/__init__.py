@@ -1,0 +1,9 @@
+"""Failure modes and automations as data, with their code beside them: the catalogues
+(failure_modes.yaml, automations.yaml; :mod:`~tooling.catalogue.modes`,
+:mod:`~tooling.catalogue.automations`), the codes a log line carries (Xid, errno, exit status,
+CUDA and NCCL error names, Python exceptions; :mod:`~tooling.catalogue.codes`), recognising which
+mode a line or a signature is (:mod:`~tooling.catalogue.recognise`), an incident's primary failure
+(:mod:`~tooling.catalogue.evidence`) and the phase of a run it names
+(:mod:`~tooling.catalogue.phases`). Log scanning, repeat grouping, validate's suggestions and the
+site all come here; none keeps its own list of failures. Below it only the store (records/).
+"""

@@ -16,10 +16,10 @@ from typing import Any
 from tooling.analysis.repeats import likely_repeats_of
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
-from tooling.failures.drafts import Draft
+from tooling.logs.drafts import Draft
 from tooling.writers.filing import file_all, incident_values, summary
-from tooling.failures.reading import display
-from tooling.failures.scan import scan_logs
+from tooling.logs.chunks import display
+from tooling.logs.scan import scan_logs
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
 from tooling.writers.scaffold import new_incident, require_run

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.writers.filing import SEVERITY, file_all, incident_values
-from tooling.failures.scan import scan_logs
+from tooling.logs.scan import scan_logs
 from tooling.slurm.job import FAILED_STATES, Job
 
 

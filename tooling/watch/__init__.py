@@ -1,7 +1,7 @@
 """Following logs as they grow (``tooling watch LOG...``): failures filed as they happen.
 
-The recognition is ``tooling scan``'s (:class:`tooling.failures.scan.Scanner`, one automaton of
-the failure-mode catalogue, drafts from :mod:`tooling.failures.drafts`); this package adds what
+The recognition is ``tooling scan``'s (:class:`tooling.logs.scan.Scanner`, one automaton of
+the failure-mode catalogue, drafts from :mod:`tooling.logs.drafts`); this package adds what
 a log that goes on needs:
 
 - :mod:`~tooling.watch.files`: which file a log name is now, its rotated predecessors (renamed,

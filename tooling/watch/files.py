@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tooling.errors import UsageError, UserError
-from tooling.failures.reading import SAMPLE, check_text
+from tooling.logs.chunks import SAMPLE, check_text
 
 HEAD = 1024  # bytes fingerprinted: more than one line of any log, one read
 COMPARED = 64 << 10  # bytes of a file and of a copy of it compared, after where it was read

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from tooling.failures import blocks
+from tooling.logs import blocks
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.engine import Matcher
 from tooling.writers.filing import SEVERITY

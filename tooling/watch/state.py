@@ -50,7 +50,7 @@ from typing import Any, Iterator
 from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
-from tooling.failures.drafts import Key, Seen
+from tooling.logs.drafts import Key, Seen
 from tooling.watch.fields import count as _count
 from tooling.watch.fields import field as _field
 from tooling.watch.fields import strings as _strings
@@ -79,7 +79,7 @@ def new_id() -> str:
 class LogOffsets:
     files: list[Position] = field(default_factory=list)
     lines: int = 0
-    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.failures.drafts.Seen)
+    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.logs.drafts.Seen)
     beside: set[tuple[int, int]] | None = None  # rotated files beside it (device, inode); None: not known
 
 

@@ -1,6 +1,6 @@
 """One open file of a followed log, read again at every poll from where the last poll stopped.
 
-:class:`Tail` gives ``tooling scan``'s :class:`~tooling.failures.scan.Scanner` chunks that end
+:class:`Tail` gives ``tooling scan``'s :class:`~tooling.logs.scan.Scanner` chunks that end
 where the file ends for now, and only complete lines: a partial last line waits for its line
 break (unless the file is ``final``, done growing). A poll reads at most a budget of bytes, so
 that a large backlog is filed and its offset saved piece by piece. A block that runs past the
@@ -15,12 +15,12 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UserError
-from tooling.failures import blocks
-from tooling.failures.context import log_zone
-from tooling.failures.drafts import DraftBook
-from tooling.failures.reading import CHUNK, SAMPLE, Chunks, check_text
-from tooling.failures.scan import Scanner, clean
-from tooling.failures.timeline import ZONE_BYTES, ZONE_SAMPLE
+from tooling.logs import blocks
+from tooling.logs.context import log_zone
+from tooling.logs.drafts import DraftBook
+from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
+from tooling.logs.scan import Scanner, clean
+from tooling.logs.timeline import ZONE_BYTES, ZONE_SAMPLE
 from tooling.watch.files import HEAD, Position, digest, ending, fingerprint
 from tooling.watch.progress import last_progress
 

@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
-from tooling.failures.drafts import Draft
+from tooling.logs.drafts import Draft
 from tooling.writers.filing import as_json, values_for
 from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tooling.failures.drafts import Draft
+from tooling.logs.drafts import Draft
 from tooling.writers.scaffold import new_incident
 
 MAX_TITLE = 200  # the schema's limit

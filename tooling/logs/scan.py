@@ -1,12 +1,12 @@
 """Finding failures in raw logs (dmesg, NCCL, SLURM job output, tracebacks), gigabytes at a time.
 
-Each log is read in chunks (:mod:`tooling.failures.reading`) and each chunk goes whole through one
+Each log is read in chunks (:mod:`tooling.logs.chunks`) and each chunk goes whole through one
 automaton of every recogniser of the catalogue (:class:`~tooling.catalogue.engine.Matcher`); only
 the lines it flags are decoded and looked at in Python, where the catalogue's recogniser
-(:mod:`tooling.catalogue.recognise`) names their failure mode and :mod:`tooling.failures.context`
+(:mod:`tooling.catalogue.recognise`) names their failure mode and :mod:`tooling.logs.context`
 their time, host and rank. Python tracebacks and
-torchrun's failure summary span lines: :mod:`tooling.failures.blocks` reads them. Hits become
-drafts (:mod:`tooling.failures.drafts`); nothing kept grows with the size of the log.
+torchrun's failure summary span lines: :mod:`tooling.logs.blocks` reads them. Hits become
+drafts (:mod:`tooling.logs.drafts`); nothing kept grows with the size of the log.
 """
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from tooling.failures import blocks
+from tooling.logs import blocks
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.codes import NCCL_RETURNED, nccl_returned
-from tooling.failures.context import Context, When, context
-from tooling.failures.drafts import Draft, DraftBook, Hit
+from tooling.logs.context import Context, When, context
+from tooling.logs.drafts import Draft, DraftBook, Hit
 from tooling.catalogue.engine import Matcher
-from tooling.failures.reading import CHUNK, Chunks, display, open_log
+from tooling.logs.chunks import CHUNK, Chunks, display, open_log
 from tooling.catalogue.recognise import Recognition, recogniser
-from tooling.failures.timeline import Timeline
+from tooling.logs.timeline import Timeline
 from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
@@ -53,7 +53,7 @@ class _Line:
 class ScanResult:
     drafts: list[Draft]
     logs: list[LogStats]
-    consequences: int  # lines taken as the aftermath of another failure (see tooling.failures.aftermath)
+    consequences: int  # lines taken as the aftermath of another failure (see tooling.logs.aftermath)
     dropped: int  # lines of failures beyond drafts.MAX_DRAFTS
 
 

@@ -4,7 +4,7 @@ A distinct failure is a failure mode with its distinguishing codes (see
 :attr:`~tooling.catalogue.recognise.Recognition.distinguishing`; the words of a line, which tell
 incidents apart, do not split a scan's lines: see :func:`failure`): two NCCL timeouts on two ranks
 are one failure, two different CUDA errors are two. Lines that are only the aftermath of another
-failure (:mod:`tooling.failures.aftermath`) are counted, not drafted.
+failure (:mod:`tooling.logs.aftermath`) are counted, not drafted.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tooling.failures.aftermath import WINDOW, Aftermath
+from tooling.logs.aftermath import WINDOW, Aftermath
 from tooling.catalogue.modes import FailureMode
-from tooling.failures.context import When
+from tooling.logs.context import When
 from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import normalise
 
@@ -50,7 +50,7 @@ class Hit:
     """One log line that names a failure, with what the log says around it."""
     log: str
     line: int
-    text: str  # the line, verbatim but for control characters (see tooling.failures.scan.clean)
+    text: str  # the line, verbatim but for control characters (see tooling.logs.scan.clean)
     message: str  # the text after the prefixes that say when, where and who
     recognition: Recognition
     when: When | None
@@ -135,7 +135,7 @@ class Draft:
 
 def _line(number: int, log: str) -> str:
     """A line of a log, in words (a number below 1: a line of a file the log was before it was
-    rotated, whose lines are numbered apart: tooling.failures.timeline.Timeline.follow)."""
+    rotated, whose lines are numbered apart: tooling.logs.timeline.Timeline.follow)."""
     return f"line {number} of {log}" if number > 0 else f"a line of {log} before it was rotated"
 
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from tooling.catalogue.modes import FailureMode, catalogue
 
 if TYPE_CHECKING:
-    from tooling.failures.drafts import Hit
+    from tooling.logs.drafts import Hit
 
 WINDOW = timedelta(minutes=15)
 SLACK = timedelta(minutes=5)  # beyond a stated wait: the survivors reach their next collective late

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tooling.failures.context import When, line_prefix, time_at
+from tooling.logs.context import When, line_prefix, time_at
 
 TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
 HEADER = "Traceback (most recent call last)"

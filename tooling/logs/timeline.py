@@ -1,4 +1,4 @@
-"""When the lines of a log were written, as far as the log says (for :class:`tooling.failures.scan.Scanner`).
+"""When the lines of a log were written, as far as the log says (for :class:`tooling.logs.scan.Scanner`).
 
 A line's time is its own, else that of the nearest line above it that has one, at most
 :data:`LOOK_BACK` lines up (a traceback's last line has no time; the step log above it does). A
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
-from tooling.failures import blocks
-from tooling.failures.context import When, leading_time, log_zone
-from tooling.failures.reading import Chunks
+from tooling.logs import blocks
+from tooling.logs.context import When, leading_time, log_zone
+from tooling.logs.chunks import Chunks
 
 LOOK_BACK = 50  # lines searched above a line without a time for the time it happened at
 ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
