@@ -1,4 +1,4 @@
-"""Helpers shared by the tests: the real `tooling` executable, file snapshots, a small disk."""
+"""Helpers shared by the tests: the `tooling` CLI (in this process, or the real executable), file snapshots, a small disk."""
 from __future__ import annotations
 
 import os
@@ -14,11 +14,53 @@ PROJECT = Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tests" / "corpus"
 
 
+# Commands that only a process of their own can run as a user runs them: `tooling()` starts the
+# real executable for these, whatever the test.
+OWN_PROCESS = {
+    "job": "catches the scheduler's signals before its imports; ends as its trainer did",
+    "serve": "a server, until a signal ends it",
+    "watchdog": "forwards signals and kills its job's process group",
+}
+# The environment read as the interpreter starts (encoding, locale, paths): a call that sets one
+# needs a process that starts with it.
+STARTUP_VARIABLES = ("PYTHON", "LANG", "LC_")
+# Set (to anything) to run every `tooling()` call through the real executable, as before: the
+# in-process path checked against the process on any test file.
+EVERY_CALL_A_PROCESS = "TOOLING_TESTS_EXECUTABLE"
+_executable_test = False  # the running test is marked `executable` (tests/conftest.py sets it)
+
+
 def tooling(*args: str, cwd: Path, timeout: float = 60, stdin: str | None = "",
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI as a user would, in ``cwd`` (``env`` adds to the environment)."""
-    return subprocess.run([sys.executable, "-m", "tooling", *args], cwd=cwd, input=stdin,
-                          capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    """The CLI as a user runs it, in ``cwd`` (``env`` adds to the environment): its exit status,
+    stdout and stderr. In this process (tests/in_process.py: the same ``main(argv)``, its
+    directory, environment and streams its own for the call), unless the test is marked
+    ``executable`` or the command or environment needs a process of its own: then the real
+    ``python -m tooling``."""
+    if _needs_process(args, env or {}):
+        return subprocess.run([sys.executable, "-m", "tooling", *args], cwd=cwd, input=stdin,
+                              capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    import in_process  # imports the whole CLI: only once a test runs it
+
+    return in_process.run(args, cwd=cwd, timeout=timeout, stdin=stdin, env=env)
+
+
+def _needs_process(args: tuple[str, ...], env: dict[str, str]) -> bool:
+    return (_executable_test or bool(os.environ.get(EVERY_CALL_A_PROCESS)) or _command(args) in OWN_PROCESS
+            or any(name.startswith(STARTUP_VARIABLES) for name in env)
+            or (_command(args) == "watch" and "--once" not in args))  # `watch` follows until a signal
+
+
+def _command(args: tuple[str, ...]) -> str | None:
+    """The command word of a `tooling` command line: the first word that is not a global option
+    (``--root R``, ``--now T``, ``--root=R``) or its value."""
+    words = iter(args)
+    for word in words:
+        if word in ("--root", "--now"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
