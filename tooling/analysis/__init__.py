@@ -1,10 +1,12 @@
-"""Analyses: pure functions from validated records to what the site and the CLI show."""
+"""Analyses: pure functions from validated records to what the site and the CLI show, and
+:func:`load_analysis`, which reads and validates the repository's records first."""
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 from datetime import datetime
+from pathlib import Path
 
 from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.paging import PagedSymptom, paging
@@ -16,7 +18,10 @@ from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends
 from tooling.catalogue.modes import FailureMode, catalogue
+from tooling.errors import UserError
+from tooling.records.layout import record_dirs
 from tooling.records.model import Record
+from tooling.rules.validate import validate
 
 
 @dataclass(frozen=True)
@@ -73,5 +78,15 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     )
 
 
-__all__ = ["Analysis", "analyse", "Candidate", "IncidentView", "PostmortemView", "RunCard", "ActionItemRow",
-           "Suggestion", "Trends"]
+def load_analysis(root: Path, *, now: datetime) -> Analysis:
+    """Validated records turned into the analysis; any validation error stops here."""
+    report = validate(record_dirs(root), root=root, now=now)
+    if report.errors:
+        lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
+        more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""
+        raise UserError(f"records do not validate:\n{lines}{more}")
+    return analyse(report.records, now=now)
+
+
+__all__ = ["Analysis", "analyse", "load_analysis", "Candidate", "IncidentView", "PostmortemView", "RunCard",
+           "ActionItemRow", "Suggestion", "Trends"]

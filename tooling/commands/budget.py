@@ -11,7 +11,7 @@ from rich.table import Table
 
 from tooling.errors import UsageError
 from tooling.records.findings import excerpt
-from tooling.workspace import load_analysis
+from tooling.analysis import load_analysis
 
 
 def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:

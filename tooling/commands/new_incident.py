@@ -23,7 +23,7 @@ from tooling.logs.scan import scan_logs
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
 from tooling.writers.scaffold import new_incident, require_run
-from tooling.workspace import load_analysis
+from tooling.analysis import load_analysis
 
 FLAGS = {
     "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",

@@ -11,9 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tooling.analysis import Analysis, Candidate
+from tooling.analysis import Analysis, Candidate, load_analysis
 from tooling.messages import render
-from tooling.workspace import load_analysis
 
 
 def as_json(analysis: Analysis) -> dict[str, Any]:

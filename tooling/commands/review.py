@@ -6,7 +6,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from tooling.analysis import Analysis, PostmortemView
+from tooling.analysis import Analysis, PostmortemView, load_analysis
 from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
 from tooling.writers.edit import edited_text, rewrite
@@ -14,7 +14,6 @@ from tooling.records.findings import Finding, excerpt
 from tooling.records.load import parse_text
 from tooling.records.locate import locate, locate_text
 from tooling.records.model import Record
-from tooling.workspace import load_analysis
 
 DONE = {"submit": "submitted for review", "approve": "approved"}
 

@@ -13,7 +13,7 @@ from tooling.site.markup_check import check_site
 from tooling.site.output import discard, display, new_build_dir, site_target, swap_in
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
-from tooling.workspace import load_analysis
+from tooling.analysis import load_analysis
 
 SHOWN = 50  # problems listed in one error, as `tooling validate` lists records'
 # The environment of an mkdocs (or mike) child: mkdocs-material and properdocs each print a long
