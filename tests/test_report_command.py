@@ -19,7 +19,8 @@ def test_progress_checkpoint_and_event_in_one_call(repo: Path) -> None:
                      "--state", "COMPLETED", "--now", NOW, cwd=repo)
     assert (result.returncode, result.stdout, result.stderr) == (0, "updated runbooks/runs/demo-7b.yaml\n", "")
     data = load_file(str(repo / RUN_FILE)).data
-    assert data["progress"] == {"step": 1200, "loss": 2.5, "tokens_seen": "4915200", "throughput": "3,900 tokens/s"}
+    # tokens as the run schema words them (412B) and RunReporter writes them; it wrote '4915200' here
+    assert data["progress"] == {"step": 1200, "loss": 2.5, "tokens_seen": "4.92M", "throughput": "3,900 tokens/s"}
     assert data["last_good_checkpoint"] == {"step": 1000, "path": "/ckpt/1000.pt", "verified": True}
     assert data["feed"] == {
         "heartbeat_at": NOW,

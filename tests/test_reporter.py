@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from support import CORPUS, snapshot, tmpfs
+from support import CORPUS, snapshot, tmpfs, tooling
 from tooling.records.load import load_file
 from tooling.resilience import RunReporter
 from tooling.resilience.checkpoint import CheckpointManager
@@ -146,7 +146,7 @@ def test_the_writer_process_goes_with_a_killed_trainer(repo: Path) -> None:
     try:
         assert trainer.stdout is not None
         writer = int(trainer.stdout.readline())
-        assert Path(f"/proc/{writer}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"tooling.resilience.record_writer"]
+        assert Path(f"/proc/{writer}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"tooling.writers.feed_server"]
         assert record(repo)["progress"]["step"] == 1
     finally:
         trainer.kill()
@@ -162,3 +162,26 @@ def running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie has exited
     except FileNotFoundError:
         return False
+
+
+@pytest.mark.parametrize(("tokens", "written"), [(412_000_000_000, "412B"), (4_915_200, "4.92M"), (400, "400")])
+def test_a_token_count_is_written_as_tooling_report_writes_it(repo: Path, tokens: int, written: str) -> None:
+    """One fact, one answer: `tooling report --tokens 412000000000` wrote '412000000000' where the
+    reporter wrote '412B' (the run schema's own example)."""
+    with RunReporter("demo-7b", root=repo, every=3600) as reporter:
+        reporter.step(1, loss=torch.tensor(2.5), tokens=torch.tensor(tokens))
+        assert reporter.flush()
+    by_reporter = record(repo)["progress"]["tokens_seen"]
+    result = tooling("report", "demo-7b", "--step", "2", "--tokens", str(tokens), cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert (by_reporter, record(repo)["progress"]["tokens_seen"]) == (written, written)
+
+
+def test_without_a_root_the_reporter_writes_into_the_repository_above_its_folder(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(repo / "runbooks" / "runs")
+    reporter = RunReporter("demo-7b", every=3600)
+    monkeypatch.chdir(repo.parent)  # the loop moved on: the repository is the one it was made in
+    reporter.step(7, loss=1.5)
+    reporter.close()
+    assert (reporter.writes, record(repo)["progress"]["step"]) == (1, 7)

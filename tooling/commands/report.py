@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import UsageError
-from tooling.writers.feed_writes import feed_run
+from tooling.writers.feed_writes import feed_run, step_values
 
 PROGRESS = ("loss", "tokens", "tokens_per_s", "total_steps")
 EVENT = ("job_id", "host", "exit_code", "state", "signal", "incident", "detail")
@@ -64,11 +64,8 @@ def values(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of feed_run that the options give."""
     out: dict[str, Any] = {}
     if args.step is not None:
-        progress = {"step": args.step, "total_steps": args.total_steps, "loss": args.loss,
-                    "tokens_seen": str(args.tokens) if args.tokens is not None else None,
-                    "throughput": f"{args.tokens_per_s:,.0f} tokens/s" if args.tokens_per_s is not None else None}
-        out["progress"] = {k: v for k, v in progress.items() if v is not None}
-        out["sample"] = {"step": args.step, "loss": args.loss, "tokens_per_s": args.tokens_per_s}
+        out["progress"], out["sample"] = step_values(args.step, total_steps=args.total_steps, loss=args.loss,
+                                                     tokens=args.tokens, tokens_per_s=args.tokens_per_s)
     if args.checkpoint_step is not None:
         out["checkpoint"] = {"step": args.checkpoint_step, "path": args.checkpoint_path,
                              "verified": True if args.checkpoint_verified else None}

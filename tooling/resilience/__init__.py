@@ -29,8 +29,10 @@
 
 Each imports torch lazily enough that ``tooling`` itself never needs it; the names above are
 imported on first use (``from tooling.resilience import Watchdog``), so importing one
-primitive does not import the others (nor the run reporter's record code: lifted without the
-playbook, the others still import).
+primitive does not import the others. None imports anything of the package but the small file
+helpers (:mod:`tooling.fs`): the run reporter's writes go to a process started by name
+(``python -m tooling.writers.feed_server``), so this package lifts into a training loop alone
+(tests/test_floors.py says so).
 """
 from __future__ import annotations
 

@@ -1,31 +1,23 @@
-"""The run reporter's writer process: machine writes of a run record, outside the training process.
+"""The run reporter's side of its writer process: one child that writes the run record.
 
-A write re-reads the page with ruamel, validates the result and writes it back: pure Python, a
-good part of a second for a page with a full feed, and more with every record the repository
-holds. In the training process, even in a thread, that work would hold the GIL and stall the
-training loop for as long (half the steps of a loop writing every second, measured by
-tests/bench/bench_reporter.py). So :class:`RecordWriter` starts ``python -m
-tooling.resilience.record_writer`` at its first write, and each write is one JSON line of
-:func:`tooling.writers.feed_writes.feed_run`'s arguments on the child's stdin, answered by one line:
-``{"ok": true}`` or ``{"error": "LockTimeout: ..."}``.
-
-The child runs at the lowest CPU priority (nice 19): where training keeps every core busy, a
-write waits for a free moment instead of taking a core from it. It ignores SIGINT and SIGTERM
-(a Ctrl-C or a scancel meant for the trainer would otherwise cut a write short) and goes when
-its stdin closes: at :meth:`RecordWriter.close`, or when the training process dies, whatever
-kills it.
+The write itself (re-read the page with ruamel, validate, write back) holds the GIL for a good
+part of a second; in the training process, even in a thread, it would stall the loop for as long
+(half the steps of a loop writing every second, measured by tests/bench/bench_reporter.py). So
+:class:`RecordWriter` starts ``python -m tooling.writers.feed_server`` (:data:`SERVER`, found by
+its name: nothing of the records is imported here, so this package lifts into a training loop
+alone) at its first write, and each write is one JSON line on the child's stdin, answered by one
+line (the protocol is the server's docstring).
 """
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+SERVER = "tooling.writers.feed_server"
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])  # so the child imports this very tooling
 
 
@@ -36,7 +28,7 @@ class RecordWriter:
         self._process: subprocess.Popen[str] | None = None
 
     def write(self, request: dict[str, Any]) -> str | None:
-        """Have the child call feed_run(**request); None once written, else what went wrong."""
+        """Have the child write ``request``; None once written, else what went wrong."""
         process = self._started()
         assert process.stdin is not None and process.stdout is not None
         try:
@@ -66,29 +58,6 @@ class RecordWriter:
     def _started(self) -> subprocess.Popen[str]:
         if self._process is None or self._process.poll() is not None:
             path = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p)
-            self._process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+            self._process = subprocess.Popen([sys.executable, "-m", SERVER], stdin=subprocess.PIPE,
                                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": path})
         return self._process
-
-
-def serve(requests: IO[str], replies: IO[str]) -> None:
-    """Answer each request line with a reply line until ``requests`` ends."""
-    from tooling.writers.feed_writes import feed_run  # here, not in the training process
-
-    for line in requests:
-        request = json.loads(line)
-        try:
-            root, run, now = Path(request.pop("root")), request.pop("run"), datetime.fromisoformat(request.pop("now"))
-            feed_run(root, run, now=now, **request)
-            reply: dict[str, Any] = {"ok": True}
-        except Exception as exc:  # said by the reporter, in the training process's log
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        replies.write(json.dumps(reply) + "\n")
-        replies.flush()
-
-
-if __name__ == "__main__":
-    os.nice(19)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    serve(sys.stdin, sys.stdout)

@@ -10,11 +10,13 @@
 and, once per ``every`` seconds (default a minute), wakes a daemon thread. That thread writes
 ``progress``, ``feed.heartbeat_at``, one ``feed.samples`` item and, with ``checkpoints=``, the
 newest checkpoint of the :class:`~tooling.resilience.checkpoint.CheckpointManager`'s manifest
-that verifies (re-read once, by its CRC-32, in the thread) as ``last_good_checkpoint``, through
-:func:`tooling.writers.feed_writes.feed_run`: locked, re-read, only the machine fields, so a person's
-edit of the same file is never lost. The write itself runs in a writer process
-(:mod:`tooling.resilience.record_writer`), as its YAML work would hold the GIL for a good part
-of a second. ``close()`` (or leaving the ``with``) writes the last values.
+that verifies (re-read once, by its CRC-32, in the thread) as ``last_good_checkpoint``. The
+thread hands the step's numbers to a writer process (:mod:`tooling.resilience.record_writer`
+starts ``python -m tooling.writers.feed_server``), which words them as ``tooling report`` does
+and writes them through :func:`tooling.writers.feed_writes.feed_run`: locked, re-read, only the
+machine fields, so a person's edit of the same file is never lost. Its YAML work would hold the
+GIL for a good part of a second, and this package imports nothing of the records: it lifts into a
+training loop alone. ``close()`` (or leaving the ``with``) writes the last values.
 
 It never stalls or crashes training: a slow, long-locked or unwritable repository only delays
 the thread; a failed write is logged (``logging``, logger ``tooling.resilience.reporter``) once
@@ -36,8 +38,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.writers.feed_writes import SAMPLE_EVERY
-from tooling.records.layout import find_root
 from tooling.resilience.record_writer import RecordWriter
 
 log = logging.getLogger(__name__)
@@ -54,13 +54,15 @@ def rank() -> int:
 
 class RunReporter:
     """Report a training loop's progress into ``runbooks/runs/<run_id>.yaml`` under ``root``
-    (default: the repository above the working folder), at most once per ``every`` seconds."""
+    (default: the repository above the working folder), at most once per ``every`` seconds;
+    ``sample_every``: seconds per ``feed.samples`` item (default: the feed's, half an hour)."""
 
     def __init__(self, run_id: str, *, root: str | Path | None = None, every: float = 60.0,
-                 sample_every: float = SAMPLE_EVERY, checkpoints: Any = None, total_steps: int | None = None,
+                 sample_every: float | None = None, checkpoints: Any = None, total_steps: int | None = None,
                  lock_timeout: float = 30.0) -> None:
         self.run_id, self.every, self.sample_every = run_id, every, sample_every
-        self.root = Path(root) if root is not None else find_root()
+        self.root = Path(root) if root is not None else None  # None: found by the writer, above ``start``
+        self.start = Path.cwd()
         self.checkpoints, self.total_steps, self.lock_timeout = checkpoints, total_steps, lock_timeout
         self.active = rank() == 0
         self.writes = 0  # successful writes so far, for tests and the curious
@@ -145,33 +147,30 @@ class RunReporter:
         if latest is None or latest is self._written:
             return
         try:
-            progress, sample = self._progress(latest)
             error = self._writer.write({
-                "root": str(self.root), "run": self.run_id, "now": _iso(datetime.now()),
-                "progress": progress, "sample": sample, "checkpoint": self._newest_checkpoint(),
-                "sample_every": self.sample_every, "lock_timeout": self.lock_timeout})
+                "root": str(self.root) if self.root is not None else None, "start": str(self.start),
+                "run": self.run_id, "now": _iso(datetime.now()), "step": self._step(latest),
+                "checkpoint": self._newest_checkpoint(), "sample_every": self.sample_every,
+                "lock_timeout": self.lock_timeout})
         except Exception as exc:  # whatever it is, training goes on
             error = f"{type(exc).__name__}: {exc}"
         if error is not None:  # said once per kind, tried again at the next write
+            where = self.root if self.root is not None else f"the repository above {self.start}"
             self._warn(re.sub(r"[0-9]+", "N", error)[:160], f"could not write run record {self.run_id} under "
-                                                           f"{self.root} (training goes on; said once): {error}")
+                                                           f"{where} (training goes on; said once): {error}")
             return
         self._written = latest
         self.writes += 1
 
-    def _progress(self, latest: Values) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _step(self, latest: Values) -> dict[str, Any]:
+        """The step's numbers, read here (off the training thread); the writer words them."""
         step, loss, tokens, rate, at = latest
         rate = _number(rate)
         if rate is None and self._written is not None and tokens is not None and self._written[2] is not None:
             seconds = at - self._written[4]  # tokens per second since the last write
             rate = (_number(tokens) - _number(self._written[2])) / seconds if seconds > 0 else None  # type: ignore[operator]
-        loss = _number(loss)
-        progress: dict[str, Any] = {"step": int(step), "total_steps": self.total_steps, "loss": loss,
-                                    "tokens_seen": _count(tokens) if tokens is not None else None,
-                                    "throughput": f"{rate:,.0f} tokens/s" if rate is not None else None}
-        sample = {"at": _iso(datetime.fromtimestamp(at)), "step": int(step), "loss": loss,
-                  "tokens_per_s": round(rate, 1) if rate is not None and rate >= 0 else None}
-        return {k: v for k, v in progress.items() if v is not None}, sample
+        return {"step": int(step), "total_steps": self.total_steps, "loss": _number(loss),
+                "tokens": _number(tokens), "tokens_per_s": rate, "at": _iso(datetime.fromtimestamp(at))}
 
     def _newest_checkpoint(self) -> dict[str, Any] | None:
         """The newest manifest entry that verifies; each entry is verified once."""
@@ -206,12 +205,3 @@ def _number(value: Any) -> float | None:
         return None
     number = float(value.item() if hasattr(value, "item") else value)
     return number if math.isfinite(number) else None
-
-
-def _count(tokens: Any) -> str:
-    """412_000_000_000 -> '412B', as people write token counts."""
-    number = float(tokens.item() if hasattr(tokens, "item") else tokens)
-    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(number) >= size:
-            return f"{number / size:.3g}{suffix}"
-    return f"{number:.0f}"

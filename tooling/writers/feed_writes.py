@@ -14,6 +14,11 @@ Bounds, so that a run of months keeps a page a person can still read: ``feed.sam
 sample per sampling interval (the newest of each interval, by its ``at``) from the last 48 hours,
 ``feed.events`` the last 200 events (the run's first ``start`` and its latest always among them).
 Samples and events are written one per line (flow style).
+
+What a step says is worded here once (:func:`step_values`), for the reporter's writer process
+(:mod:`tooling.writers.feed_server`) and ``tooling report`` alike: ``tokens_seen`` as people write
+token counts (``412B``, as the run schema's example and the bundled records have it),
+``throughput`` as ``3,900 tokens/s``.
 """
 from __future__ import annotations
 
@@ -42,6 +47,28 @@ _ORDER = {"": list(schema_for("run")["properties"]), "feed": list(_FEED["propert
           "sample": list(_FEED["properties"]["samples"]["items"]["properties"]),
           "event": list(_FEED["properties"]["events"]["items"]["properties"]),
           "last_good_checkpoint": list(schema_for("run")["properties"]["last_good_checkpoint"]["properties"])}
+
+
+def tokens_text(tokens: float) -> str:
+    """412_000_000_000 -> '412B': three significant digits and the size's letter."""
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(tokens) >= size:
+            return f"{tokens / size:.3g}{suffix}"
+    return f"{tokens:.0f}"
+
+
+def step_values(step: int, *, total_steps: int | None = None, loss: float | None = None, tokens: float | None = None,
+                tokens_per_s: float | None = None, at: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``progress`` fields and the ``feed.samples`` item that one step's numbers make (keyword
+    arguments of :func:`feed_run`); a value not given is left out (``at``: the write's now)."""
+    progress = {"step": step, "total_steps": total_steps, "loss": loss,
+                "tokens_seen": tokens_text(tokens) if tokens is not None else None,
+                "throughput": f"{tokens_per_s:,.0f} tokens/s" if tokens_per_s is not None else None}
+    sample = {"at": at, "step": step, "loss": loss,
+              # a rate the reporter worked out from counts that went down (a resume) is no sample's
+              "tokens_per_s": round(tokens_per_s, 1) if tokens_per_s is not None and tokens_per_s >= 0 else None}
+    return ({k: v for k, v in progress.items() if v is not None},
+            {k: v for k, v in sample.items() if v is not None})
 
 
 def feed_run(root: Path, run: str, *, now: datetime, progress: Mapping[str, Any] | None = None,
