@@ -1,8 +1,9 @@
 """Hypothesis strategies for sets of records, drawn from the JSON Schemas the package ships.
 
-Each record is drawn by hypothesis-jsonschema from its kind's shipped schema, read through the
-same loader the validator uses, with four changes that keep the draws inside what a repository
-can hold and make them worth rendering:
+Each record is drawn from its kind's shipped schema, read as the validator reads it (objects
+and arrays walked here, every other leaf drawn by hypothesis-jsonschema's ``from_schema``), with
+these changes, which keep the draws inside what a repository can hold and make them worth
+rendering:
 
 - free text (any string without a pattern, a format or an enum) comes from :func:`text`:
   unicode, markdown, HTML and jinja2 metacharacters, line breaks, tabs, very long lines;
@@ -11,7 +12,8 @@ can hold and make them worth rendering:
   of up to nine digits, ``Z``, ``z`` and offsets from -23:59 to +23:59 with or without a colon);
 - references name records of the same set (an incident's run, a postmortem's incidents, a
   run's known issues), and failure modes name modes of the catalogue;
-- whole numbers stay within what the loader reads (2**63 - 1; more is refused, as designed).
+- whole numbers stay within what the loader reads (2**63 - 1; more is refused, as designed);
+- a list holds at most four items more than it must.
 
 What the validator refuses for reasons no schema states (times out of order, a resolved
 incident without resolved_at) is mended after the draw, so that most sets validate; the tests
@@ -67,7 +69,8 @@ def _allowed(text: str) -> str:
 _PIECE = st.sampled_from(NASTY) | st.text(_ALPHABET, max_size=12) | st.text(string.ascii_letters + " ", max_size=12)
 _SHORT = st.lists(_PIECE, max_size=6).map("".join)
 # a long line: a pasted traceback, a log line of thousands of characters
-_LONG = st.tuples(_SHORT, st.sampled_from([*NASTY, "x", "word "]), st.integers(50, 1500)).map(lambda p: p[0] + p[1] * p[2])
+_LONG = st.tuples(_SHORT, st.sampled_from([*NASTY, "x", "word "]), st.integers(50, 1500)).map(
+    lambda p: p[0] + p[1] * p[2])
 _TEXT = st.one_of(*[_SHORT] * 9, _LONG)
 
 
@@ -154,7 +157,7 @@ def _within(name: str, strategy: st.SearchStrategy[str]) -> st.SearchStrategy[st
 _DEFS: dict[str, st.SearchStrategy[str]] = {name: _within(name, strategy) for name, strategy in (
     ("when", when()), ("timestamp", timestamp()), ("date", day()), ("person", person), ("url", url))}
 LONGEST = 4  # items of a list: more cost time and find nothing that four do not (a long list is a long text)
-REF = "INC-REF"  # stands for an incident of the set until the set is drawn (records fills it in)
+REF = "INC-REF"  # stands for an incident of the set, named once the set is drawn
 # Fields that name other records: drawn by record_sets() from the set's ids, not from the schema.
 _LINKS = {"incident": ("id", "run", "scope", "cluster", "repeat_of", "not_repeat_of", "related", "failure_mode"),
           "postmortem": ("id", "incidents"), "run": ("id",)}
@@ -177,11 +180,12 @@ def _strategy(node: dict[str, Any], defs: dict[str, Any]) -> st.SearchStrategy[A
     node = resolve(node, defs)
     if node.get("type") == "object" and "properties" in node:
         properties, required = node["properties"], node.get("required", [])
-        return st.fixed_dictionaries({k: _strategy(properties[k], defs) for k in required},
-                                     optional={k: _strategy(v, defs) for k, v in properties.items() if k not in required})
+        optional = {k: _strategy(v, defs) for k, v in properties.items() if k not in required}
+        return st.fixed_dictionaries({k: _strategy(properties[k], defs) for k in required}, optional=optional)
     if node.get("type") == "array":
         low = node.get("minItems", 0)
-        return st.lists(_strategy(node.get("items", {}), defs), min_size=low, max_size=node.get("maxItems", low + LONGEST),
+        return st.lists(_strategy(node.get("items", {}), defs), min_size=low,
+                        max_size=node.get("maxItems", low + LONGEST),
                         unique_by=_canonical if node.get("uniqueItems") else None)
     if node.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(node):
         return text(node.get("minLength", 0), node.get("maxLength"))
@@ -269,7 +273,6 @@ def _sorted_by_time(items: list[dict[str, Any]], key: str) -> list[dict[str, Any
     return sorted(items, key=lambda item: _instant(item[key]))
 
 
-@st.composite
 def _incident(draw: st.DrawFn, incident_id: str, runs: list[str], incidents: list[str]) -> dict[str, Any]:
     data = {"kind": "incident", "id": incident_id, **draw(RECORDS["incident"])}
     others = [i for i in incidents if i != incident_id]
@@ -330,7 +333,7 @@ def record_sets(draw: st.DrawFn, *, max_incidents: int = 4) -> RecordSet:
     for run_id in runs:
         found.records[("run", run_id)] = _run(draw, run_id, incidents)
     for incident_id in incidents:
-        found.records[("incident", incident_id)] = draw(_incident(incident_id, runs, incidents))
+        found.records[("incident", incident_id)] = _incident(draw, incident_id, runs, incidents)
     for postmortem_id in postmortems:
         found.records[("postmortem", postmortem_id)] = _postmortem(draw, postmortem_id, incidents)
     return found
