@@ -18,10 +18,13 @@ falls back to English). This plugin adds what it leaves to the site:
 - The language menu's links to an edition's home are relative, like its links to other pages.
 - A heading's permalink says "Permanent link" in the edition's language (option
   ``permalink_title``): the toc extension takes one title for the whole build.
+- Under `tooling serve` (``mkdocs serve --dirty``), a build after the first makes only the pages
+  an edit changed, and leaves the site a full build would (tooling.site.incremental).
 """
 from __future__ import annotations
 
 import json
+import logging
 import re
 from html import escape
 from pathlib import Path
@@ -34,8 +37,11 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import write_file
+
+from tooling.site.incremental import Incremental
 
 INDEX = "search/search_index.json"  # where mkdocs-material writes and reads the index
 # A pymdownx.snippets line naming a markdown file: --8<-- "generated/paged.md"
@@ -63,6 +69,19 @@ class Editions(BasePlugin[EditionsConfig]):
         # The edition of each build under way: static-i18n runs the other editions' builds inside
         # the default one's post_build, and leaves its own current language at the last of them.
         self.building: list[str] = []
+        # Under `tooling serve`: what the last build left (an on_startup keeps this plugin, and
+        # so this, from one build of mkdocs serve to the next)
+        self.incremental: Incremental | None = None
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.incremental = Incremental() if command == "serve" and dirty else None
+        if self.incremental is not None:
+            # mkdocs warns of every dirty build, and strict mode makes the warning an error:
+            # this plugin makes a dirty build whole (tooling.site.incremental)
+            logging.getLogger("mkdocs.commands.build").addFilter(_quiet_dirty)
+
+    def on_shutdown(self) -> None:
+        self.incremental = None
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         i18n = _i18n(config)
@@ -71,15 +90,39 @@ class Editions(BasePlugin[EditionsConfig]):
             if unknown:
                 raise PluginError(f"playbook-editions: {option}: {', '.join(unknown)} is not a language of the "
                                   f"i18n plugin (expected one of {', '.join(i18n.all_languages)})")
+        search = _search(config)
+        if self.incremental is not None and search is not None:
+            search.is_dirty = False  # its own merging of a dirty build's index keeps one page: merged here instead
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         self.building.append(_i18n(config).current_language)
 
+    @event_priority(-150)  # after static-i18n's (-100), which makes this edition's files
+    def on_files(self, files: Files, *, config: MkDocsConfig) -> Files:
+        if self.incremental is not None:
+            self.incremental.files(files, config, _i18n(config).current_language)
+        return files
+
+    @event_priority(-150)
+    def on_nav(self, nav: Navigation, *, config: MkDocsConfig, files: Files) -> Navigation:
+        if self.incremental is not None:
+            self.incremental.nav(nav, _i18n(config).current_language)
+        return nav
+
+    def on_pre_page(self, page: Page, *, config: MkDocsConfig, files: Files) -> Page:
+        if self.incremental is not None:
+            self.incremental.reading(page, _i18n(config).current_language)
+        return page
+
     def on_page_markdown(self, markdown: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         i18n = _i18n(config)
         docs = Path(config.docs_dir)
-        return _SNIPPET.sub(lambda m: _localized(m, docs, i18n.current_language, i18n.default_language), markdown)
+        markdown = _SNIPPET.sub(lambda m: _localized(m, docs, i18n.current_language, i18n.default_language), markdown)
+        if self.incremental is not None:
+            bases = config.mdx_configs.get("pymdownx.snippets", {}).get("base_path", ["."])
+            self.incremental.read(page, markdown, i18n.current_language, [bases] if isinstance(bases, str) else bases)
+        return markdown
 
     def on_page_content(self, html: str, *, page: Page, config: MkDocsConfig, files: Files) -> str:
         title = self.config.permalink_title.get(_i18n(config).current_language)
@@ -102,15 +145,47 @@ class Editions(BasePlugin[EditionsConfig]):
                               "untranslated": self.config.untranslated.get(locale) if source != locale else None}
         return context
 
+    def on_pre_template(self, template: Any, *, template_name: str, config: MkDocsConfig) -> Any:
+        """The 404 page is no translation of another: its language menu leads to each edition's
+        home (static-i18n leaves it the links of whichever page was built last)."""
+        if template_name == "404.html":
+            homes = _home_links(_i18n(config), config)
+            for alternate in getattr(config.extra, "alternate", None) or []:
+                if alternate.get("lang") in homes:
+                    alternate["link"] = homes[alternate["lang"]][0]
+        return template
+
+    @event_priority(110)  # before material's tags plugin (100) makes its listings from every page
+    def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        if self.incremental is not None:
+            self.incremental.env(config, _i18n(config).current_language)
+        return env
+
+    def on_post_page(self, output: str, *, page: Page, config: MkDocsConfig) -> str:
+        if self.incremental is not None:
+            self.incremental.built(page, _i18n(config).current_language)
+        return output
+
     @event_priority(-200)  # after static-i18n (-100), which builds the other editions in its own post_build
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         i18n = _i18n(config)
         locale = self.building.pop()
-        split_index(Path(config.site_dir), locale=locale, default=i18n.default_language,
-                    editions=i18n.build_languages, lang=self.config.search.get(locale))
+        lang = self.config.search.get(locale)
+        search = _search(config)
+        if self.incremental is None or search is None:
+            split_index(Path(config.site_dir), locale=locale, default=i18n.default_language,
+                        editions=i18n.build_languages, lang=lang)
+            return
+        docs = edition_docs(search.search_index.entries, locale=locale, default=i18n.default_language,
+                            editions=i18n.build_languages)
+        settings = {key: search.config[key] for key in ("lang", "separator", "pipeline", "fields")}
+        self.incremental.post_build(config, locale, docs, {**settings, **({"lang": lang} if lang else {})},
+                                    str(Path(config.site_dir) / edition_prefix(locale, i18n.default_language) / INDEX))
 
     def on_build_error(self, *, error: Exception) -> None:
         self.building.clear()
+        if self.incremental is not None:
+            self.incremental.forget()
 
 
 def _i18n(config: MkDocsConfig) -> Any:
@@ -149,12 +224,27 @@ def split_index(site: Path, *, locale: str, default: str, editions: list[str], l
     if not shared.is_file():  # search is switched off
         return
     index = json.loads(shared.read_text(encoding="utf-8"))
-    prefix = edition_prefix(locale, default)
-    others = tuple(edition_prefix(e, default) for e in editions if e not in (locale, default))
-    if prefix:
-        docs = [d for d in index["docs"] if d["location"].startswith(prefix)]
-    else:
-        docs = [d for d in index["docs"] if not d["location"].startswith(others)]
+    docs = edition_docs(index["docs"], locale=locale, default=default, editions=editions)
     config = {**index["config"], **({"lang": lang} if lang else {})}
     write_file(json.dumps({"config": config, "docs": docs}, separators=(",", ":")).encode("utf-8"),
-               str(site / prefix / INDEX))
+               str(site / edition_prefix(locale, default) / INDEX))
+
+
+def edition_docs(docs: list[dict[str, Any]], *, locale: str, default: str, editions: list[str]) -> list[dict[str, Any]]:
+    """The search entries of one edition's pages: under its folder, or, for the default edition
+    at the root, under no other edition's."""
+    prefix = edition_prefix(locale, default)
+    if prefix:
+        return [d for d in docs if d["location"].startswith(prefix)]
+    others = tuple(edition_prefix(e, default) for e in editions if e not in (locale, default))
+    return [d for d in docs if not d["location"].startswith(others)]
+
+
+def _search(config: MkDocsConfig) -> Any:
+    """Material's search plugin, where its entries are where this module reads them."""
+    plugin = config.plugins.get("material/search")
+    return plugin if plugin is not None and hasattr(getattr(plugin, "search_index", None), "entries") else None
+
+
+def _quiet_dirty(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("A 'dirty' build is being performed")

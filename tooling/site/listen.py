@@ -20,6 +20,9 @@ from typing import Any, TextIO
 from tooling.error_handler import run_handled
 from tooling.errors import UserError
 from tooling.site import notice
+from tooling.site.source import site_config
+
+PLUGIN = "playbook-editions"  # the name pyproject.toml gives tooling.site.editions.Editions
 
 
 def cannot_listen(dev_addr: str, exc: OSError) -> UserError:
@@ -52,7 +55,7 @@ def server_command(dev_addr: str, config_file: str, shown: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``mkdocs serve --dev-addr DEV_ADDR --config-file CONFIG``, its bind failing as the check
+    """``mkdocs serve --dev-addr DEV_ADDR --config-file CONFIG --dirty``, its bind failing as the check
     does, every page it serves with the notice in ``SHOWN`` on top, and a change of the notice
     reloading the pages open in a browser (the folder is watched as the docs are)."""
     dev_addr, config_file, shown = argv
@@ -77,15 +80,29 @@ def main(argv: list[str]) -> int:
 
     LiveReloadServer.server_bind = server_bind  # type: ignore[method-assign]
 
+    # --dirty: a build after the first makes only what an edit changed, where this project's plugin
+    # makes such a build whole (tooling.site.incremental); mkdocs' own leaves pages stale.
+    # mkdocs-static-i18n builds its other editions dirty only when it sees the flag in sys.argv.
+    args = ["serve", "--dev-addr", dev_addr, "--config-file", config_file, "--watch", shown]
+    args += ["--dirty"] if _made_whole(Path(config_file)) else []
+    sys.argv = ["mkdocs", *args]
+
     def serve() -> int:
         try:
-            cli.main(["serve", "--dev-addr", dev_addr, "--config-file", config_file, "--watch", shown],
-                     prog_name="mkdocs")
+            cli.main(args, prog_name="mkdocs")
         finally:
             held.release()  # a build that failed before listening says why
         return 0  # not reached: click ends the process with mkdocs' own status
 
     return run_handled(serve)
+
+
+def _made_whole(config_file: Path) -> bool:
+    """Whether the site has the plugin that makes a dirty build whole (playbook-editions).
+    mkdocs.yml names plugins in a list (a name, or a name with its options) or a mapping."""
+    plugins = site_config(config_file.parent).get("plugins") or []
+    entries = list(plugins) if isinstance(plugins, (list, dict)) else []
+    return any(PLUGIN == entry or (isinstance(entry, dict) and PLUGIN in entry) for entry in entries)
 
 
 class _Held:
