@@ -118,5 +118,5 @@ def test_the_run_page_never_counts_a_heartbeat_from_the_future_as_recent(offset:
     assert feed is not None
     skewed = offset > CLOCK_SLACK.total_seconds()
     assert (feed.ahead is not None, feed.age is None) == (skewed, skewed)
-    assert feed.stalled == (live and (skewed or -offset > stall * 60))
+    assert feed.stalled == (live and (skewed or -offset >= stall * 60))
     assert feed.watched == (live and not skewed)  # no age for the reader's browser to recompute

@@ -66,12 +66,13 @@ def test_the_window_ends_at_the_last_whole_hour_of_a_live_run_and_after_the_last
 
 
 @pytest.mark.parametrize(("age", "live", "stalled"), [
-    (30 * M, True, False),  # exactly the threshold: not yet
+    (30 * M, True, True),  # exactly the threshold: no progress for 30 minutes, as tooling watch counts it
+    (30 * M - timedelta(seconds=1), True, False),
     (30 * M + timedelta(seconds=1), True, True),
     (5 * H, False, False),  # a run that ended cannot stall
     (None, True, False),  # no heartbeat, nothing to judge by
 ])
-def test_stalled_means_a_live_run_whose_heartbeat_is_older_than_the_threshold(
+def test_stalled_means_a_live_run_whose_heartbeat_is_as_old_as_the_threshold_or_older(
         age: timedelta | None, live: bool, stalled: bool) -> None:
     assert is_stalled(age, 30 * M, live=live) is stalled
 

@@ -16,6 +16,7 @@ catch_early(sys.argv)
 from tooling import arguments  # noqa: E402
 from tooling.error_handler import run_handled  # noqa: E402
 from tooling.errors import UsageError  # noqa: E402
+from tooling.records.runs import SAMPLE_EVERY, STALL_AFTER_MINUTES  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,7 +117,7 @@ def _feeds(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> 
     report.add_argument("--signal", help="signal name, for --event signal (USR1, TERM)")
     report.add_argument("--incident", help="the incident drafted for a failed end, for --event end")
     report.add_argument("--detail", help="anything else worth one line, for --event")
-    report.add_argument("--sample-every", type=arguments.seconds, default=1800.0, metavar="SECONDS",
+    report.add_argument("--sample-every", type=arguments.seconds, default=SAMPLE_EVERY, metavar="SECONDS",
                         help="keep one progress sample per this many seconds (default: %(default)g)")
 
     job = sub.add_parser("job", parents=[common], help="run a SLURM job's trainer; its start, signals, requeue, "
@@ -148,7 +149,7 @@ def _logs(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> N
     place.add_argument("--run", help="the run the incidents belong to (runbooks/runs/<id>.yaml)")
     place.add_argument("--cluster", help="file the incidents with scope cluster, under this cluster name")
     watch.add_argument("--stall-after", type=arguments.minutes, metavar="MINUTES", help="no progress line for this long is a "
-                       "hang (default: the run record's feed.stall_after_minutes, else 30)")
+                       f"hang (default: the run record's feed.stall_after_minutes, else {STALL_AFTER_MINUTES})")
     watch.add_argument("--once", action="store_true", help="read what the logs hold now, file it, exit")
     watch.add_argument("--interval", type=arguments.seconds, default=1.0, metavar="SECONDS",
                        help="between polls (default: %(default)g)")

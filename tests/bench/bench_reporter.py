@@ -26,7 +26,8 @@ from pathlib import Path
 
 import torch
 
-from tooling.writers.feed_writes import SAMPLE_EVERY, SAMPLES_KEPT
+from tooling.records.runs import SAMPLE_EVERY
+from tooling.writers.feed_writes import SAMPLES_KEPT
 from tooling.resilience import RunReporter
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"

@@ -14,8 +14,8 @@ from typing import Any, Iterable
 from tooling.analysis.incidents import IncidentView
 from tooling.records.clock import ahead
 from tooling.records.model import parse_time
+from tooling.records.runs import stall_minutes, stalled
 
-STALL_AFTER_MINUTES = 30  # the schema's default for feed.stall_after_minutes
 WINDOW = 24  # hours in the steps-per-hour chart: the last day
 RECENT_EVENTS = 10  # scheduler events the run page lists, newest first
 HOUR = timedelta(hours=1)
@@ -41,7 +41,7 @@ class Feed:
     ahead: timedelta | None  # how far a heartbeat from the future is ahead of now: the node's clock runs fast
     stall_after: timedelta
     watched: bool  # a live run with a heartbeat of a time that has come: the page turns red once it is too old
-    stalled: bool  # watched, and the heartbeat is older than stall_after; or live, and it is from the future
+    stalled: bool  # watched, and the heartbeat is stall_after old or older; or live, and it is from the future
     hours: list[HourSteps]  # oldest first, WINDOW whole hours; empty without samples
     events: list[FeedEvent]  # newest first, at most RECENT_EVENTS
     hang_ladder: str | None  # id of the ladder to walk for a hang, if the repository has one
@@ -64,9 +64,10 @@ def heartbeat_age(heartbeat_at: datetime, now: datetime) -> timedelta:
 
 
 def is_stalled(age: timedelta | None, stall_after: timedelta, *, live: bool) -> bool:
-    """Progress stopped: a live run whose last heartbeat is older than the threshold. A run that
-    ended, or never reported a heartbeat, cannot stall."""
-    return live and age is not None and age > stall_after
+    """Progress stopped: a live run whose last heartbeat is as old as the threshold or older
+    (the stall rule, :func:`tooling.records.runs.stalled`). A run that ended, or never reported
+    a heartbeat, cannot stall."""
+    return live and age is not None and stalled(age, stall_after / timedelta(minutes=1))
 
 
 def window_end(samples: list[tuple[datetime, int]], now: datetime, *, live: bool) -> datetime:
@@ -118,7 +119,7 @@ def feed_of(run: dict[str, Any], *, now: datetime, live: bool, incidents: dict[s
     # made progress: it has no age and is never recent; a live run shows it red, named
     skew = ahead(heartbeat, now) if heartbeat is not None else None
     age = heartbeat_age(heartbeat, now) if heartbeat is not None and skew is None else None
-    stall_after = timedelta(minutes=feed.get("stall_after_minutes", STALL_AFTER_MINUTES))
+    stall_after = timedelta(minutes=stall_minutes(run)[0])
     samples = _samples(feed)
     return Feed(
         heartbeat_at=heartbeat, age=age, ahead=skew, stall_after=stall_after,

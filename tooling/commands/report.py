@@ -7,12 +7,12 @@ edit of the record is never lost and ``updated_at`` is left to people.
 from __future__ import annotations
 
 import argparse
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from tooling.errors import UsageError
+from tooling.slurm.job import job_id as slurm_job_id
 from tooling.writers.feed_writes import feed_run, step_values
 
 PROGRESS = ("loss", "tokens", "tokens_per_s", "total_steps")
@@ -53,8 +53,7 @@ def job_id(given: str | None) -> str:
     """--job-id, else this SLURM job's id (1234, or 1234_5 for an array task)."""
     if given:
         return given
-    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
-    found = f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID")
+    found = slurm_job_id()
     if not found:
         raise UsageError("--job-id: missing and not inside a SLURM job (no SLURM_JOB_ID); expected the job's id")
     return found

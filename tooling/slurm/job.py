@@ -30,17 +30,25 @@ class Job:
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Job | None:
         """The job this process runs in; None outside SLURM."""
         env = os.environ if environ is None else environ
-        slurm_id = env.get("SLURM_JOB_ID", "")
-        if not slurm_id:
+        slurm_id, shown = env.get("SLURM_JOB_ID", ""), job_id(env)
+        if not slurm_id or shown is None:
             return None
-        array, task = env.get("SLURM_ARRAY_JOB_ID", ""), env.get("SLURM_ARRAY_TASK_ID", "")
         restart = env.get("SLURM_RESTART_COUNT", "0")
-        return cls(slurm_id, f"{array}_{task}" if array and task else slurm_id,
-                   env.get("SLURMD_NODENAME") or socket.gethostname(), int(restart) if restart.isdigit() else 0)
+        return cls(slurm_id, shown, env.get("SLURMD_NODENAME") or socket.gethostname(),
+                   int(restart) if restart.isdigit() else 0)
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         """A ``feed.events`` item for this job (``at`` is filled in by the writer)."""
         return {"kind": kind, "job_id": self.job_id, "host": self.host, **fields}
+
+
+def job_id(environ: Mapping[str, str] | None = None) -> str | None:
+    """The id of the SLURM job this process runs in, as people see it in squeue: 1234, or 1234_5
+    for task 5 of array 1234; None outside SLURM. The one reading of it from the environment
+    (``tooling job``, ``tooling report --event``)."""
+    env = os.environ if environ is None else environ
+    array, task = env.get("SLURM_ARRAY_JOB_ID", ""), env.get("SLURM_ARRAY_TASK_ID", "")
+    return f"{array}_{task}" if array and task else env.get("SLURM_JOB_ID") or None
 
 
 def show(slurm_id: str) -> dict[str, str]:

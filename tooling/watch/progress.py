@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from tooling.logs import blocks
+from tooling.records.runs import stalled
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.engine import Matcher
 from tooling.writers.filing import SEVERITY
@@ -28,7 +29,6 @@ from tooling.writers.scaffold import stamp
 
 WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times more each time after
 HANG = "training.hang"  # the catalogue's mode for a run that stopped making progress, cause unknown
-DEFAULT_STALL_MINUTES = 30  # as the run schema's feed.stall_after_minutes
 
 
 @lru_cache(maxsize=1)
@@ -81,7 +81,7 @@ class Stall:
 
     def due(self, now: datetime, minutes: float) -> bool:
         """A stall no hang was raised for yet, ``minutes`` or more since the last progress."""
-        return self.last is not None and not self.raised and now - self.last.at >= timedelta(minutes=minutes)
+        return self.last is not None and not self.raised and stalled(now - self.last.at, minutes)
 
 
 def minutes_text(minutes: float) -> str:

@@ -28,14 +28,14 @@ from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time
+from tooling.records.runs import has_ended, stall_minutes, stalled
 from tooling.watch.incidents import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.logs import FollowedLog
-from tooling.watch.progress import DEFAULT_STALL_MINUTES, Progress, hang_json, hang_values, minutes_text
+from tooling.watch.progress import Progress, hang_json, hang_values, minutes_text
 from tooling.watch.state import LogOffsets, Pending, WatchState, save
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 BY = "tooling watch"
-ENDED = ("finished", "failed")  # run states in which no progress is expected
 RULE_EVERY = timedelta(minutes=1)
 
 
@@ -51,8 +51,9 @@ class Threshold:
 @dataclass(frozen=True)
 class StallRule:
     """How long without progress is a hang: --stall-after, else the run record's
-    feed.stall_after_minutes, else 30 minutes. The run record is read again at most once a
-    minute, so that a changed threshold, an ended run or a recent heartbeat of the training loop
+    feed.stall_after_minutes, else the default (the rule and its default are
+    :mod:`tooling.records.runs`'s). The run record is read again at most once a minute, so that
+    a changed threshold, an ended run or a recent heartbeat of the training loop
     (feed.heartbeat_at: it reports progress its log may not show) counts. A heartbeat ahead of
     now (the clock of the node that wrote it runs fast) says nothing of when progress was made:
     it is said, and the logs' progress lines, seen by this watch's clock, are all that counts."""
@@ -69,17 +70,17 @@ class StallRule:
             data = loaded.data if isinstance(loaded.data, dict) else {}
         feed = data.get("feed") if isinstance(data.get("feed"), dict) else {}
         assert isinstance(feed, dict)
-        events = feed.get("events") if isinstance(feed.get("events"), list) and feed.get("events") else [{}]
-        going = data.get("state") not in ENDED and not (isinstance(events[-1], dict) and events[-1].get("kind") == "end")
+        going = not has_ended(data)
+        recorded, set_by_record = stall_minutes(data)
         if self.flag is not None:
             minutes, source = self.flag, "--stall-after"
-        elif isinstance(feed.get("stall_after_minutes"), int):
-            minutes, source = feed["stall_after_minutes"], f"feed.stall_after_minutes of run {self.run}"
+        elif set_by_record:
+            minutes, source = recorded, f"feed.stall_after_minutes of run {self.run}"
         else:
-            minutes, source = DEFAULT_STALL_MINUTES, "the default"
+            minutes, source = recorded, "the default"
         beat = parse_time(str(feed.get("heartbeat_at"))) if feed.get("heartbeat_at") else None
         skew = ahead(beat, now) if beat is not None else None
-        recent = beat is not None and skew is None and now - beat < timedelta(minutes=minutes)
+        recent = beat is not None and skew is None and not stalled(now - beat, minutes)
         if skew is None:
             return Threshold(minutes, source, going and not recent)
         notice = (f"run {self.run}: feed.heartbeat_at {feed['heartbeat_at']} is {span(skew)} ahead of this clock "

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from tooling.records.layout import find_root
-from tooling.writers.feed_writes import SAMPLE_EVERY, feed_run, step_values
+from tooling.records.runs import SAMPLE_EVERY
+from tooling.writers.feed_writes import feed_run, step_values
 
 
 def write(request: dict[str, Any]) -> Path:

@@ -33,12 +33,12 @@ from tooling.records import roundtrip
 from tooling.writers.edit import rewrite
 from tooling.records.layout import path_of
 from tooling.records.model import parse_time
+from tooling.records.runs import SAMPLE_EVERY
 from tooling.records.schema import schema_for
 from tooling.rules.validate import repository_records
 
-# seconds: 96 samples in 48 hours, enough for a steps-per-hour chart of the last day. Every write
-# re-reads and rewrites the page through ruamel (pure Python, ~1 ms a line), so the page stays short
-SAMPLE_EVERY = 1800.0
+# SAMPLE_EVERY (records/runs.py) keeps the page short: every write re-reads and rewrites it
+# through ruamel (pure Python, ~1 ms a line)
 SAMPLES_KEPT = timedelta(hours=48)
 EVENTS_KEPT = 200
 _FEED = schema_for("run")["properties"]["feed"]

@@ -93,8 +93,8 @@
 
   // [data-heartbeat-at]: a run's feed. Its [data-heartbeat-age] and [data-stalled-for] get the
   // heartbeat's age; with data-stall-after-minutes (a live run) it is marked "stalled" (red) and
-  // its [data-stalled-alarm] shown once the heartbeat is older than that, as
-  // tooling/analysis/feed.py decides at build time.
+  // its [data-stalled-alarm] shown once the heartbeat is that old or older: the stall rule of
+  // tooling/records/runs.py (stalled), which the build applied with its own clock.
   // A heartbeat ahead of the reader's clock by more than the clocks' slack (CLOCK_SLACK of
   // tooling/records/clock.py) has no age by this clock: the build's words stay.
   function refreshFeed(element, now) {
@@ -107,7 +107,7 @@
     });
     var limit = Number(element.getAttribute("data-stall-after-minutes")) * MINUTE;
     if (!element.hasAttribute("data-stall-after-minutes") || isNaN(limit)) return;
-    var stalled = age > limit;
+    var stalled = age >= limit;
     element.classList.toggle("stalled", stalled);
     element.querySelectorAll("[data-stalled-alarm]").forEach(function (alarm) {
       alarm.hidden = !stalled;
