@@ -17,7 +17,7 @@ import pytest
 from support import CORPUS, snapshot, tooling
 from tooling.commands.import_history import import_command
 from tooling.errors import UserError
-from tooling.intake import history as intake_history
+from tooling.intake import importing
 from tooling.intake.dates import DateRules, Reading, read_date
 from tooling.intake.fields import USUAL_NAMES, mappable
 from tooling.intake.mapping import schema as mapping_schema
@@ -84,7 +84,7 @@ def test_two_imports_at_once_file_each_row_once(history: Path) -> None:
 
 def test_an_import_that_cannot_get_its_turn_says_so_and_writes_nothing(history: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(intake_history, "WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(importing, "WAIT_SECONDS", 0.2)
     before = snapshot(history)
     other = os.open(history, os.O_RDONLY)
     try:

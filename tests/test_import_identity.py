@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import snapshot, tooling
-from tooling.intake.identity import Identities
+from tooling.intake.row_identity import Identities
 
 NOW = "2026-11-29T12:00:00+00:00"
 ROWS = [

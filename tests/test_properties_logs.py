@@ -38,7 +38,7 @@ from support import CORPUS
 from tooling.logs.context import line_prefix
 from tooling.logs.drafts import Draft, Key
 from tooling.logs.scan import scan_logs
-from tooling.watch.incidents import failure_key
+from tooling.watch.occurrences import failure_key
 from tooling.watch.logs import FollowedLog
 from tooling.watch.watcher import taken, to_file
 
@@ -142,7 +142,7 @@ def _settle(folder: Path) -> None:
 
 class Filed:
     """What a watch files, poll after poll: the occurrences of each failure (a draft's failure,
-    tooling.logs.drafts.failure), and the incident each is filed as (tooling.watch.incidents
+    tooling.logs.drafts.failure), and the incident each is filed as (tooling.watch.occurrences
     .failure_key: an open incident with that key gets the occurrences of the later polls)."""
 
     def __init__(self) -> None:

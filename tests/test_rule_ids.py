@@ -1,4 +1,4 @@
-"""The table of rule ids (tooling/rules/table.py) against the code that writes them and the docs
+"""The table of rule ids (tooling/rules/rule_table.py) against the code that writes them and the docs
 that explain them (docs/records.md, both editions): every id a finding of tooling/ can carry is in
 the table with the severity the code gives it, every id of the table is written somewhere, and
 each is explained in the docs, a warning or a note said so, and nothing more."""
@@ -14,7 +14,7 @@ import pytest
 
 from support import PROJECT
 from tooling.records.findings import Severity
-from tooling.rules.table import RULES
+from tooling.rules.rule_table import RULES
 
 E, W, N = Severity.ERROR, Severity.WARNING, Severity.NOTE
 # the calls that make a finding: the severity each gives when the call names none (a Finding and

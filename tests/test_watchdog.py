@@ -22,7 +22,7 @@ import yaml
 
 from support import PROJECT, snapshot, tooling
 from tooling.diagnose import flight_recorder
-from tooling.diagnose.ranks import descendants, environ
+from tooling.diagnose.rank_dumps import descendants, environ
 from tooling.diagnose.stacks import Frame, parse_dump
 from tooling.resilience.watchdog import ENV_DIR, EXIT_HANG, Watchdog, rank_file, read_beat
 

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tooling.diagnose.ranks import children, environ
+from tooling.diagnose.rank_dumps import children, environ
 
 TRAIN = Path(__file__).with_name("train.py")
 RANKS, HANG_STEP = 4, 15

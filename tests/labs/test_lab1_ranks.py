@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from tooling.diagnose.ranks import children, rank_of
+from tooling.diagnose.rank_dumps import children, rank_of
 
 TRAIN = Path(__file__).resolve().parents[2] / "labs" / "01-slurm-auto-resume" / "train.py"
 

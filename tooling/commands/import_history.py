@@ -7,7 +7,7 @@ from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
-from tooling.intake.history import carry_out, one_at_a_time, plan_import
+from tooling.intake.importing import carry_out, one_at_a_time, plan_import
 from tooling.messages import counted
 
 

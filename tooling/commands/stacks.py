@@ -8,7 +8,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from tooling.diagnose import ranks
+from tooling.diagnose import rank_dumps
 from tooling.diagnose.stacks import RankStack, classes, incident_values, outliers, report
 from tooling.errors import FieldError, UsageError
 from tooling.records.findings import excerpt
@@ -20,23 +20,23 @@ SOURCES = {"run": "--incident"}
 def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, dumps: list[Path] | None,
             save_dir: Path | None) -> list[RankStack]:
     if dumps:
-        return ranks.from_files(dumps)
+        return rank_dumps.from_files(dumps)
     if pid is not None:
-        found = ranks.children(pid) if pid > 0 else []  # the kernel's own threads have parent 0
+        found = rank_dumps.children(pid) if pid > 0 else []  # the kernel's own threads have parent 0
         if not found:
             raise UsageError(f"--pid {pid}: no child processes; expected the PID of torchrun (or use --pids)")
-        return ranks.dump_all(found, save_dir=save_dir)
+        return rank_dumps.dump_all(found, save_dir=save_dir)
     if pids:
         gone = [p for p in pids if not Path(f"/proc/{p}").is_dir()]
         if gone:
             raise UsageError(f"--pids: no process {gone[0]} on this machine; expected the PIDs of running ranks")
-        return ranks.dump_all(pids, save_dir=save_dir)
+        return rank_dumps.dump_all(pids, save_dir=save_dir)
     if slurm_job is not None:
-        found = ranks.slurm_job_ranks(slurm_job)
+        found = rank_dumps.slurm_job_ranks(slurm_job)
         if not found:
             raise UsageError(f"--slurm-job {excerpt(slurm_job)}: no process with that SLURM_JOB_ID and a RANK on "
                              "this machine; expected a job with ranks running here")
-        return ranks.dump_all(found, save_dir=save_dir)
+        return rank_dumps.dump_all(found, save_dir=save_dir)
     raise UsageError("expected one of --pid, --pids, --slurm-job or --dumps")
 
 

@@ -30,7 +30,7 @@ from tooling.commands.scan import placement
 from tooling.errors import UsageError
 from tooling.watch import state as offsets
 from tooling.watch.files import check_log
-from tooling.watch.incidents import Outcome
+from tooling.watch.occurrences import Outcome
 from tooling.watch.watcher import StallRule, Watcher, loop, stall_text
 
 

@@ -1,7 +1,7 @@
 """Everything the watchdog keeps of a hung job before it kills it: every rank's stack and flight
 recorder, saved as files, and what they say.
 
-Stacks come from py-spy (:func:`tooling.diagnose.ranks.dump`, as `tooling stacks` takes them);
+Stacks come from py-spy (:func:`tooling.diagnose.rank_dumps.dump`, as `tooling stacks` takes them);
 when py-spy cannot dump every rank (no ptrace permission: a container without SYS_PTRACE, Yama)
 they come from faulthandler instead, for every rank, so that all stacks compared were taken the
 same way: the monitor sends each rank the signal its :class:`tooling.resilience.Watchdog`
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooling.diagnose import flight_recorder, ranks
+from tooling.diagnose import flight_recorder, rank_dumps
 from tooling.diagnose.stacks import DumpError, RankStack, parse_dump
 from tooling.errors import UserError
 
@@ -52,7 +52,7 @@ def gather(registrations: list[dict[str, Any]], *, folder: Path, tool: str = "au
 def _py_spy(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
     pids = [r["pid"] for r in registrations]
     try:
-        evidence.stacks = ranks.dump_all(pids, save_dir=evidence.folder,
+        evidence.stacks = rank_dumps.dump_all(pids, save_dir=evidence.folder,
                                          ranks={r["pid"]: str(r["rank"]) for r in registrations})
     except (UserError, subprocess.TimeoutExpired) as exc:
         evidence.notes.append(f"py-spy could not dump every rank ({exc})")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from tooling.diagnose.ranks import descendants
+from tooling.diagnose.rank_dumps import descendants
 from tooling.resilience.watchdog import read_beat, rank_file
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h

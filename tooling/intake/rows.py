@@ -2,7 +2,7 @@
 
 A draft holds every field its record will have and the report of how each was arrived at. Its
 notes keep what the fields cannot: the description, every value that did not map, and the marker
-``imported from FILE row N, content D`` by which a rerun knows the row is in already (identity.py:
+``imported from FILE row N, content D`` by which a rerun knows the row is in already (row_identity.py:
 the row's content, not its file and place).
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tooling.intake.guesses import Guessing, complete, out_of_order
-from tooling.intake.identity import Identities, marker
+from tooling.intake.row_identity import Identities, marker
 from tooling.intake.mapping import Mapping
-from tooling.intake.report import Note, raw, shown
+from tooling.intake.notes import Note, raw, shown
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, convert
 from tooling.records.model import parse_time, same_or_later
@@ -32,7 +32,7 @@ REFERENCES = ("repeat_of", "related", "not_repeat_of")
 class Draft:
     line: int
     key: str  # 'row 7', or 'id "OPS-17"' when the logbook has an id column: for the report
-    identity: str  # the digest of its content: what a rerun matches (identity.py)
+    identity: str  # the digest of its content: what a rerun matches (row_identity.py)
     fields: dict[str, Any]
     references: dict[str, Any]  # as the logbook names them: translated to new ids when written
     source_id: str | None

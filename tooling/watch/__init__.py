@@ -12,9 +12,9 @@ a log that goes on needs:
   appear later, the old file read to its end before the new one;
 - :mod:`~tooling.watch.progress`: the training loop's step reports, and the hang raised when
   none comes for a while (:class:`~tooling.watch.progress.Stall`);
-- :mod:`~tooling.watch.incidents`: a recurring failure adds an occurrence to its open incident
+- :mod:`~tooling.watch.occurrences`: a recurring failure adds an occurrence to its open incident
   instead of filing a new one;
 - :mod:`~tooling.watch.state`: the offset file, for restarting exactly where it stopped (its
-  fields read by :mod:`~tooling.watch.fields`);
+  fields read by :mod:`~tooling.watch.json_fields`);
 - :mod:`~tooling.watch.watcher`: the poll loop, ``--once``, signals.
 """

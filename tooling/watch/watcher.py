@@ -2,7 +2,7 @@
 
 One poll reads each log from where the last stopped (at most a budget per file), raises a hang
 when progress stopped (:class:`tooling.watch.progress.Stall`), files its failures
-(:mod:`tooling.watch.incidents`) and saves the offsets; when it found something, its offsets
+(:mod:`tooling.watch.occurrences`) and saves the offsets; when it found something, its offsets
 and failures are saved first, as a journal (:mod:`tooling.watch.state`), and the failures are
 filed under the poll's mark: a watch stopped anywhere, even by SIGKILL, files at its next start
 what its last poll had not, and resumes exactly after that poll. ``once`` polls until every log is read to its end now
@@ -29,7 +29,7 @@ from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time
 from tooling.records.runs import has_ended, stall_minutes, stalled
-from tooling.watch.incidents import Found, Mark, Outcome, failures_of, file_found
+from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.logs import FollowedLog
 from tooling.watch.progress import Progress, hang_json, hang_values, minutes_text
 from tooling.watch.state import LogOffsets, Pending, WatchState, save

@@ -3,7 +3,7 @@
 Planning touches nothing: a mapping that does not validate, a JSONL line that is not an object
 or a row that cannot be filed anywhere stops the import before the first record is written.
 Writing goes through ``new_incident`` (a commented, schema-checked file under the next free id,
-created atomically). A row whose content an incident's marker names already (identity.py) is
+created atomically). A row whose content an incident's marker names already (row_identity.py) is
 reported as skipped, so a rerun adds only new rows, whatever the file is called now.
 Imports take turns (:func:`one_at_a_time`): two at once would both plan before either wrote, and
 file the same rows twice.
@@ -21,9 +21,9 @@ from tooling.errors import UserError
 from tooling.fs.lock import LockTimeout, locked
 from tooling.intake.fields import NAMED
 from tooling.intake.formats import format_of, read_table
-from tooling.intake.identity import Imported, imported
+from tooling.intake.row_identity import Imported, imported
 from tooling.intake.mapping import Mapping, bind, load_mapping
-from tooling.intake.report import Note
+from tooling.intake.notes import Note
 from tooling.intake.rows import Draft, Reading, draft
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, empty
