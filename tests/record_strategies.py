@@ -36,8 +36,8 @@ from tooling.catalogue.modes import catalogue
 from tooling.records.characters import first_bad
 from tooling.records.model import parse_time
 from tooling.records.schema import resolve, schema_for
-from tooling.rules.time_rules import EARLIEST, LATEST
 from tooling.records.yaml_loader import MAX_INTEGER
+from tooling.rules.time_rules import EARLIEST, LATEST
 
 # --- free text ---------------------------------------------------------------------------------
 

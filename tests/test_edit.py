@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from support import snapshot, tooling
-from tooling.writers import edit
 from tooling.rules.validate import repository_records
+from tooling.writers import edit
 
 HAND_WRITTEN = """\
 # yaml-language-server: $schema=../tooling/schemas/incident.schema.json

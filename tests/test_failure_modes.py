@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from support import CORPUS, PROJECT, tooling
-from tooling.catalogue.modes import FLAGS, Catalogue, FailureMode, _text, catalogue, check
 from tooling.catalogue.codes import codes
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.modes import FLAGS, Catalogue, FailureMode, _text, catalogue, check
 from tooling.catalogue.recognise import recognise, suggest
 
 LOGLINES = CORPUS / "loglines"

@@ -8,8 +8,8 @@ import pytest
 
 from support import snapshot, tooling
 from tooling.errors import UserError
-from tooling.writers.feed_writes import feed_run
 from tooling.records.load import load_file
+from tooling.writers.feed_writes import feed_run
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
 HAND_WRITTEN = """\

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from support import tooling
-from tooling.writers.feed_writes import EVENTS_KEPT, _add_events
 from tooling.records.load import load_file
 from tooling.slurm.signals import Arrival, signal_events, wraps_a_trainer
+from tooling.writers.feed_writes import EVENTS_KEPT, _add_events
 
 JOB = "4242"
 # The trainer: counts the USR1 it gets; on TERM, or once it got a USR1 with --until-usr1, it

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from support import snapshot, tooling
-from tooling.catalogue.modes import FLAGS, catalogue
 from tooling.catalogue.engine import ENGINE, Matcher
 from tooling.catalogue.hangul import hangul_terms
+from tooling.catalogue.modes import FLAGS, catalogue
 from tooling.catalogue.recognise import suggest
 from tooling.intake.dates import DateRules
 from tooling.intake.values import Context, convert, key

@@ -22,13 +22,13 @@ from babel.messages.pofile import read_po, write_po
 
 from tooling.analysis import analyse
 from tooling.analysis.budget import compute
-from tooling.analysis.paging import meanings
-from tooling.analysis.identity import Identity
 from tooling.analysis.candidates import STATES
+from tooling.analysis.identity import Identity
+from tooling.analysis.paging import meanings
 from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATED
+from tooling.messages import message, render
 from tooling.records.layout import record_dirs
 from tooling.rules.validate import validate
-from tooling.messages import message, render
 from tooling.site import words
 from tooling.site.i18n import LOCALE_DIR, catalogue_path, edition
 from tooling.site.reference import field_reference

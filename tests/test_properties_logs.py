@@ -38,8 +38,8 @@ from support import CORPUS
 from tooling.logs.context import line_prefix
 from tooling.logs.drafts import Draft, Key
 from tooling.logs.scan import scan_logs
-from tooling.watch.occurrences import failure_key
 from tooling.watch.logs import FollowedLog
+from tooling.watch.occurrences import failure_key
 from tooling.watch.watcher import taken, to_file
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)

@@ -46,15 +46,15 @@ from support import PROJECT, tooling
 from tooling.commands.build import build_command
 from tooling.errors import UserError
 from tooling.intake.export import export_jsonl
-from tooling.writers.edit import parse_assignment, set_fields
 from tooling.records.kinds import KINDS
 from tooling.records.layout import record_dirs
 from tooling.records.load import load_file
 from tooling.records.roundtrip import load_value
 from tooling.rules.validate import repository_records, validate
-from tooling.writers.record_text import render
 from tooling.site.markup_check import problems_in
 from tooling.site.pages import GENERATED_DIR
+from tooling.writers.edit import parse_assignment, set_fields
+from tooling.writers.record_text import render
 
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
 HEADER = "A record drawn by tests/test_properties_records.py."

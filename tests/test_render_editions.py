@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tooling.analysis import load_analysis
 from tooling.site.build import render_site
 from tooling.site.filters import elapsed
+from tooling.site.history import record_history
 from tooling.site.i18n import edition, site_languages
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import render_pages
-from tooling.site.history import record_history
 from tooling.site.source import site_config
-from tooling.analysis import load_analysis
 
 PROJECT = Path(__file__).resolve().parents[1]
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")

@@ -12,10 +12,10 @@ import yaml
 
 from support import CORPUS, PROJECT, tooling
 from tooling.analysis import analyse
-from tooling.catalogue.automations import suggest
 from tooling.analysis.identity import identify
 from tooling.analysis.repeats import group_ids, groups_of
 from tooling.analysis.stated import stated_phrase
+from tooling.catalogue.automations import suggest
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import affirmed, suggest as suggest_modes
 from tooling.catalogue.signatures import normalise

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from test_repeats import _groups, _incident
 from tooling.analysis.identity import identify_data
-from tooling.catalogue.modes import catalogue
 from tooling.catalogue.codes import codes
+from tooling.catalogue.modes import catalogue
 from tooling.catalogue.phases import phase_of
 
 WATCHDOG = ("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=81, OpType=ALLREDUCE, NumelIn=1, "

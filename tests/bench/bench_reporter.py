@@ -27,8 +27,8 @@ from pathlib import Path
 import torch
 
 from tooling.records.runs import SAMPLE_EVERY
-from tooling.writers.feed_writes import SAMPLES_KEPT
 from tooling.resilience import RunReporter
+from tooling.writers.feed_writes import SAMPLES_KEPT
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 

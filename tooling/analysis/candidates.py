@@ -11,12 +11,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from tooling.catalogue.automations import Automation, by_id, catalogue as automations, suggest
-from tooling.catalogue.modes import catalogue
 from tooling.analysis.identity import Identity
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView
 from tooling.analysis.repeats import Group
+from tooling.catalogue.automations import Automation, by_id, catalogue as automations, suggest
+from tooling.catalogue.modes import catalogue
 from tooling.catalogue.signatures import normalise
 from tooling.messages import N_, Message
 

@@ -27,9 +27,9 @@ from typing import Any
 
 from tooling.analysis.incidents import IncidentView, where_of
 from tooling.analysis.similarity import STOP_WORDS
-from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.codes import line_words, shown_identifying
 from tooling.catalogue.evidence import primary
+from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.phases import phase_of
 from tooling.catalogue.recognise import CODE_LABELS, Recognition
 from tooling.catalogue.signatures import is_progress, looks_like_an_error

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tooling.analysis.incidents import IncidentView
-from tooling.rules.crossref import ladder_symptoms
 from tooling.records.model import Record
 from tooling.records.schema import field_spec
+from tooling.rules.crossref import ladder_symptoms
 
 RECENT = 3  # incidents shown per symptom: enough to recognise a repeat, short enough to scan
 

@@ -14,8 +14,8 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from tooling.catalogue.hangul import hangul_terms
 from tooling.analysis.incidents import IncidentView
+from tooling.catalogue.hangul import hangul_terms
 from tooling.catalogue.signatures import normalise
 
 THRESHOLD = 0.3

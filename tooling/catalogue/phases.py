@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.modes import FailureMode, catalogue
 
 # in the dialect of the catalogue's patterns (matched by the same engine, without regard to case)
 _CHECKPOINT = "(checkpoints?|ckpts?|state[ _]?dicts?)"

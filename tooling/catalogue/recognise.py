@@ -11,10 +11,10 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
 from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, errno_of_message, identifying
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.hangul import nfc
+from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
 
 
 # what a recognition's ``via`` starts with when a code, not the line's words, named its mode

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tooling.analysis import load_analysis
 from tooling.errors import UsageError
 from tooling.records.findings import excerpt
-from tooling.analysis import load_analysis
 
 
 def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:

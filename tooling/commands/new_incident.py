@@ -13,17 +13,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tooling.analysis import load_analysis
 from tooling.analysis.repeats import likely_repeats_of
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
-from tooling.logs.drafts import Draft
-from tooling.writers.filing import file_all, incident_values, summary
 from tooling.logs.chunks import display
+from tooling.logs.drafts import Draft
 from tooling.logs.scan import scan_logs
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
+from tooling.writers.filing import file_all, incident_values, summary
 from tooling.writers.scaffold import new_incident, require_run
-from tooling.analysis import load_analysis
 
 FLAGS = {
     "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",

@@ -9,11 +9,11 @@ from pathlib import Path
 from tooling.analysis import Analysis, PostmortemView, load_analysis
 from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
-from tooling.writers.edit import edited_text, rewrite
 from tooling.records.findings import Finding, excerpt
 from tooling.records.load import parse_text
 from tooling.records.locate import locate, locate_text
 from tooling.records.model import Record
+from tooling.writers.edit import edited_text, rewrite
 
 DONE = {"submit": "submitted for review", "approve": "approved"}
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from tooling.errors import FieldError, UsageError
 from tooling.logs.drafts import MAX_DRAFTS, Draft
-from tooling.writers.filing import as_json, file_all, summary, values_for
 from tooling.logs.scan import ScanResult, scan_logs
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
+from tooling.writers.filing import as_json, file_all, summary, values_for
 from tooling.writers.scaffold import require_run
 
 SOURCES = {"run": "--run", "cluster": "--cluster"}

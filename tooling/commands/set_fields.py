@@ -6,9 +6,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from tooling.writers.edit import parse_assignment, set_fields
 from tooling.records.layout import path_of
 from tooling.rules.validate import repository_records
+from tooling.writers.edit import parse_assignment, set_fields
 
 
 def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime, strict: bool = False) -> int:

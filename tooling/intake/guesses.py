@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooling.catalogue.modes import catalogue
 from tooling.catalogue.evidence import primary
+from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import suggest
 from tooling.intake.dates import day_of
 from tooling.records.model import same_or_later

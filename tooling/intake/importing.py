@@ -21,9 +21,9 @@ from tooling.errors import UserError
 from tooling.fs.lock import LockTimeout, locked
 from tooling.intake.fields import NAMED
 from tooling.intake.formats import format_of, read_table
-from tooling.intake.row_identity import Imported, imported
 from tooling.intake.mapping import Mapping, bind, load_mapping
 from tooling.intake.notes import Note
+from tooling.intake.row_identity import Imported, imported
 from tooling.intake.rows import Draft, Reading, draft
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, empty

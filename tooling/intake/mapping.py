@@ -17,8 +17,8 @@ from typing import Any, Iterator
 
 import jsonschema
 
-from tooling.errors import UserError
 from tooling.catalogue.modes import catalogue
+from tooling.errors import UserError
 from tooling.intake import fields
 from tooling.intake.dates import DateRules
 from tooling.intake.values import key

@@ -14,9 +14,9 @@ from typing import Any
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tooling.intake.guesses import Guessing, complete, out_of_order
-from tooling.intake.row_identity import Identities, marker
 from tooling.intake.mapping import Mapping
 from tooling.intake.notes import Note, raw, shown
+from tooling.intake.row_identity import Identities, marker
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, convert
 from tooling.records.model import parse_time, same_or_later

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tooling.errors import UserError
-from tooling.catalogue.modes import catalogue
 from tooling.catalogue.hangul import nfc
+from tooling.catalogue.modes import catalogue
+from tooling.errors import UserError
 from tooling.intake import fields
 from tooling.intake.bounds import MAX_DIGITS, long_number
 from tooling.intake.dates import DateRules, read_date

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tooling.logs.aftermath import WINDOW, Aftermath
 from tooling.catalogue.modes import FailureMode
-from tooling.logs.context import When
 from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import normalise
+from tooling.logs.aftermath import WINDOW, Aftermath
+from tooling.logs.context import When
 
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft

@@ -17,14 +17,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from tooling.logs import blocks
-from tooling.catalogue.modes import catalogue
 from tooling.catalogue.codes import NCCL_RETURNED, nccl_returned
+from tooling.catalogue.engine import Matcher
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.recognise import Recognition, recogniser
+from tooling.logs import blocks
+from tooling.logs.chunks import CHUNK, Chunks, display, open_log
 from tooling.logs.context import Context, When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
-from tooling.catalogue.engine import Matcher
-from tooling.logs.chunks import CHUNK, Chunks, display, open_log
-from tooling.catalogue.recognise import Recognition, recogniser
 from tooling.logs.timeline import Timeline
 from tooling.records.characters import first_bad
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 
 from tooling.logs import blocks
-from tooling.logs.context import When, leading_time, log_zone
 from tooling.logs.chunks import Chunks
+from tooling.logs.context import When, leading_time, log_zone
 
 LOOK_BACK = 50  # lines searched above a line without a time for the time it happened at
 ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in

@@ -16,9 +16,9 @@ from tooling.records.kinds import KINDS
 from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
+from tooling.records.runs import MIN_ROTATION, is_live, rotation
 from tooling.rules.overlay_rules import check_overlays
 from tooling.rules.repeat_rules import check_repeat_cycles
-from tooling.records.runs import MIN_ROTATION, is_live, rotation
 from tooling.rules.time_rules import check_clock, check_times
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 from typing import Iterator
 
-from tooling.catalogue.modes import catalogue
 from tooling.catalogue.evidence import primary
+from tooling.catalogue.modes import catalogue
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.locate import locate, locate_top
 from tooling.records.model import Record

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.writers.filing import SEVERITY, file_all, incident_values
 from tooling.logs.scan import scan_logs
 from tooling.slurm.job import FAILED_STATES, Job
+from tooling.writers.filing import SEVERITY, file_all, incident_values
 
 
 def how(exit_code: int) -> str:

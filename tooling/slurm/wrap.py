@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from tooling.fs.lock import LockTimeout
-from tooling.writers.edit import StillChanging
-from tooling.writers.feed_writes import feed_run
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
-from tooling.writers.scaffold import stamp
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
 from tooling.slurm.signals import Arrival, Catcher, signal_events
+from tooling.writers.edit import StillChanging
+from tooling.writers.feed_writes import feed_run
+from tooling.writers.scaffold import stamp
 
 POLL_SECONDS = 0.2
 RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5

@@ -22,11 +22,11 @@ from typing import Any
 
 from tooling.analysis.identity import identify_data
 from tooling.analysis.incidents import where_of
-from tooling.writers.filing import file_all
 from tooling.records import roundtrip
-from tooling.writers.edit import edited_text, rewrite
 from tooling.records.model import Record
 from tooling.rules.validate import repository_records
+from tooling.writers.edit import edited_text, rewrite
+from tooling.writers.filing import file_all
 
 Key = tuple[str, ...]
 

@@ -19,12 +19,12 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from tooling.catalogue.engine import Matcher
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.logs import blocks
 from tooling.records.runs import stalled
-from tooling.catalogue.modes import catalogue
-from tooling.catalogue.engine import Matcher
 from tooling.writers.filing import SEVERITY
-from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.writers.scaffold import stamp
 
 WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times more each time after

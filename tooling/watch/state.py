@@ -51,10 +51,10 @@ from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
 from tooling.logs.drafts import Key, Seen
+from tooling.watch.files import Position
 from tooling.watch.json_fields import count as _count
 from tooling.watch.json_fields import field as _field
 from tooling.watch.json_fields import strings as _strings
-from tooling.watch.files import Position
 from tooling.watch.occurrences import Found
 from tooling.watch.progress import Progress, Stall
 

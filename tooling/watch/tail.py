@@ -16,9 +16,9 @@ from pathlib import Path
 
 from tooling.errors import UserError
 from tooling.logs import blocks
+from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
 from tooling.logs.context import log_zone
 from tooling.logs.drafts import DraftBook
-from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
 from tooling.logs.scan import Scanner, clean
 from tooling.logs.timeline import ZONE_BYTES, ZONE_SAMPLE
 from tooling.watch.files import HEAD, Position, digest, ending, fingerprint

@@ -23,16 +23,16 @@ from typing import Any, Callable, Iterator
 
 from tooling.errors import UserError
 from tooling.logs.drafts import Draft
-from tooling.writers.filing import as_json, values_for
 from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time
 from tooling.records.runs import has_ended, stall_minutes, stalled
-from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.logs import FollowedLog
+from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.progress import Progress, hang_json, hang_values, minutes_text
 from tooling.watch.state import LogOffsets, Pending, WatchState, save
+from tooling.writers.filing import as_json, values_for
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 BY = "tooling watch"

@@ -18,13 +18,13 @@ from tooling.errors import UsageError, UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import locked
 from tooling.records import roundtrip
-from tooling.rules.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt, shown_path
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.load import parse_text
-from tooling.records.reading import decode_text, read_text
 from tooling.records.model import Record
+from tooling.records.reading import decode_text, read_text
 from tooling.records.schema import resolve, schema_for
+from tooling.rules.crossref import check_all
 from tooling.rules.validate import record_findings, usable
 
 Assignment = tuple[list[str], Any]

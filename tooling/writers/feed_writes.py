@@ -30,12 +30,12 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tooling.records import roundtrip
-from tooling.writers.edit import rewrite
 from tooling.records.layout import path_of
 from tooling.records.model import parse_time
 from tooling.records.runs import SAMPLE_EVERY
 from tooling.records.schema import schema_for
 from tooling.rules.validate import repository_records
+from tooling.writers.edit import rewrite
 
 # SAMPLE_EVERY (records/runs.py) keeps the page short: every write re-reads and rewrites it
 # through ruamel (pure Python, ~1 ms a line)

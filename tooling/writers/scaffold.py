@@ -7,15 +7,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.errors import FieldError, UserError
 from tooling.catalogue.evidence import primary
+from tooling.errors import FieldError, UserError
 from tooling.fs.atomic import create_file
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
 from tooling.records.load import parse_text
-from tooling.records.reading import decode_text
 from tooling.records.model import Record, parse_time
+from tooling.records.reading import decode_text
 from tooling.rules.schema_rules import check_record, field_errors
 from tooling.rules.time_rules import EARLIEST, LATEST, check_times
 from tooling.writers.ids import create_next, make_folder, shown
