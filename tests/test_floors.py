@@ -77,6 +77,7 @@ def _imports(tree: ast.AST, name: str, is_package: bool) -> Iterator[tuple[int, 
         yield from _imports(node, name, is_package)
 
 
+@lru_cache(maxsize=1)
 def graph() -> dict[str, list[tuple[int, str]]]:
     return {name: sorted(set(_imports(ast.parse(path.read_text("utf-8")), name, path.name == "__init__.py")))
             for name, path in modules().items()}
