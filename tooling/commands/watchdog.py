@@ -20,9 +20,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from tooling.diagnose.capture import Evidence, gather
+from tooling.diagnose.capture import HangEvidence, gather
 from tooling.diagnose.hang_report import SUMMARY, incident_fields, summary
-from tooling.diagnose.monitor import Heartbeats, Stall, end_job, exit_code, supervise
+from tooling.diagnose.monitor import Heartbeats, HeartbeatStall, end_job, exit_code, supervise
 from tooling.errors import FieldError, UsageError, UserError
 from tooling.fs.atomic import create_file
 from tooling.records.kinds import KINDS
@@ -65,7 +65,7 @@ def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[st
     return EXIT_HANG
 
 
-def _fire(*, root: Path, now: datetime | None, run: str, stall: Stall, folder: Path, stacks: str) -> bool:
+def _fire(*, root: Path, now: datetime | None, run: str, stall: HeartbeatStall, folder: Path, stacks: str) -> bool:
     """Keep the evidence, end the job, draft the incident; True when the evidence had to stay in
     the heartbeat folder because the repository refused it."""
     print(f"tooling watchdog: {stall.describe()}; taking every rank's stack", file=sys.stderr)
@@ -89,8 +89,8 @@ def _fire(*, root: Path, now: datetime | None, run: str, stall: Stall, folder: P
     return fallback
 
 
-def _draft(*, root: Path, run: str, stall: Stall, evidence: Evidence, killed: list[int], detected: datetime,
-           incidents: Path) -> None:
+def _draft(*, root: Path, run: str, stall: HeartbeatStall, evidence: HangEvidence, killed: list[int],
+           detected: datetime, incidents: Path) -> None:
     fields = incident_fields(stall, evidence, incident_dir=incidents, killed=killed, detected=detected)
     try:
         path = new_incident(root=root, now=detected, run=run, **fields)

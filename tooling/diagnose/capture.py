@@ -27,7 +27,7 @@ SETTLE = 0.3  # seconds without growth after which a faulthandler dump is comple
 
 
 @dataclass
-class Evidence:
+class HangEvidence:
     folder: Path
     stacks: list[RankStack] = field(default_factory=list)
     tool: str = ""
@@ -36,10 +36,10 @@ class Evidence:
     notes: list[str] = field(default_factory=list)  # what could not be had, and why
 
 
-def gather(registrations: list[dict[str, Any]], *, folder: Path, tool: str = "auto") -> Evidence:
+def gather(registrations: list[dict[str, Any]], *, folder: Path, tool: str = "auto") -> HangEvidence:
     """Stacks then flight recorders of the registered ranks, saved in ``folder`` (created)."""
     folder.mkdir(parents=True, exist_ok=False)
-    evidence = Evidence(folder)
+    evidence = HangEvidence(folder)
     ordered = sorted(registrations, key=lambda r: r["rank"])
     if tool in ("auto", "py-spy"):
         _py_spy(ordered, evidence)
@@ -49,7 +49,7 @@ def gather(registrations: list[dict[str, Any]], *, folder: Path, tool: str = "au
     return evidence
 
 
-def _py_spy(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
+def _py_spy(registrations: list[dict[str, Any]], evidence: HangEvidence) -> None:
     pids = [r["pid"] for r in registrations]
     try:
         evidence.stacks = rank_dumps.dump_all(pids, save_dir=evidence.folder,
@@ -63,7 +63,7 @@ def _py_spy(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
     evidence.files += [evidence.folder / f"rank-{s.rank}.json" for s in evidence.stacks]
 
 
-def _faulthandler(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
+def _faulthandler(registrations: list[dict[str, Any]], evidence: HangEvidence) -> None:
     sizes = {}
     for reg in registrations:
         path = Path(reg["stacks"])
@@ -107,7 +107,7 @@ def _await_growth(paths: dict[int, Path], sizes: dict[int, int]) -> dict[int, st
     return texts
 
 
-def _flight_recorders(registrations: list[dict[str, Any]], evidence: Evidence) -> None:
+def _flight_recorders(registrations: list[dict[str, Any]], evidence: HangEvidence) -> None:
     for reg in registrations:
         if not reg.get("socket"):
             evidence.notes.append(f"rank {reg['rank']}: flight recorder {reg.get('flight_recorder', 'not served')}")

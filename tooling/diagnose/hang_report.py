@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from tooling.diagnose import flight_recorder
-from tooling.diagnose.capture import Evidence
-from tooling.diagnose.monitor import Stall
+from tooling.diagnose.capture import HangEvidence
+from tooling.diagnose.monitor import HeartbeatStall
 from tooling.diagnose.stacks import incident_values, report
 from tooling.resilience.watchdog import EXIT_HANG
 
 SUMMARY = "watchdog.txt"
 
 
-def summary(stall: Stall, evidence: Evidence, *, killed: list[int], left: list[int]) -> str:
+def summary(stall: HeartbeatStall, evidence: HangEvidence, *, killed: list[int], left: list[int]) -> str:
     """The text of watchdog.txt: why it fired, the stacks grouped, the flight recorder, the end."""
     lines = [stall.describe(), f"stacks by {evidence.tool or 'nothing'}:"]
     lines += [f"  {line}" for line in (report(evidence.stacks).splitlines() if evidence.stacks else ["none taken"])]
@@ -30,7 +30,7 @@ def summary(stall: Stall, evidence: Evidence, *, killed: list[int], left: list[i
     return "\n".join(lines) + "\n"
 
 
-def incident_fields(stall: Stall, evidence: Evidence, *, incident_dir: Path, killed: list[int],
+def incident_fields(stall: HeartbeatStall, evidence: HangEvidence, *, incident_dir: Path, killed: list[int],
                     detected: datetime) -> dict[str, Any]:
     """Keyword arguments of :func:`tooling.writers.scaffold.new_incident` (the caller adds root,
     now and run): the stacks decide title and ranks; the flight recorder names the rank(s)
@@ -55,13 +55,13 @@ def incident_fields(stall: Stall, evidence: Evidence, *, incident_dir: Path, kil
     return {**values, "extra": extra}
 
 
-def _without_stacks(stall: Stall) -> dict[str, Any]:
+def _without_stacks(stall: HeartbeatStall) -> dict[str, Any]:
     return {"title": f"Training made no progress for {stall.timeout:g} s; no rank's stack could be taken",
             "severity": "sev2", "symptom": "hang", "layer": "unknown", "signatures": [], "ranks": [],
             "findings": []}
 
 
-def _links(evidence: Evidence, incident_dir: Path) -> list[dict[str, str]]:
+def _links(evidence: HangEvidence, incident_dir: Path) -> list[dict[str, str]]:
     """Every file kept, relative to the incident's folder as the records' links are."""
     def url(path: Path) -> str:
         relative = Path(os.path.relpath(path, incident_dir)).as_posix()

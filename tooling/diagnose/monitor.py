@@ -41,7 +41,7 @@ class _Rank:
 
 
 @dataclass(frozen=True)
-class Stall:
+class HeartbeatStall:
     """Why the monitor fired: each silent rank with its seconds of silence and last beat."""
     timeout: float
     silent: dict[int, float]
@@ -75,14 +75,14 @@ class Heartbeats:
         self.started = started
         self.ranks: dict[int, _Rank] = {}
 
-    def poll(self, now: float) -> Stall | None:
+    def poll(self, now: float) -> HeartbeatStall | None:
         self._register()
         silent = {rank: late for rank, state in self.ranks.items() if (late := self._silence(rank, state, now))}
         startup_over = now - self.started > self.startup_timeout
         missing = self._missing() if startup_over else []
         if silent or missing or (startup_over and not self.ranks):
             beats = {rank: read_beat(state.raw) for rank, state in self.ranks.items()}
-            return Stall(self.timeout, silent, missing, beats, self.registrations())
+            return HeartbeatStall(self.timeout, silent, missing, beats, self.registrations())
         return None
 
     def registrations(self) -> list[dict[str, Any]]:
@@ -151,7 +151,7 @@ def forwarding(job: subprocess.Popen[bytes]) -> Iterator[None]:
 
 
 def supervise(command: list[str], *, heartbeats: Heartbeats, env: dict[str, str],
-              poll: float) -> tuple[subprocess.Popen[bytes], Stall | None]:
+              poll: float) -> tuple[subprocess.Popen[bytes], HeartbeatStall | None]:
     """Start the job and watch it until it exits (no stall) or stalls (still running)."""
     become_subreaper()
     # its own process group: a Ctrl-C reaches only the monitor, which forwards it once

@@ -24,7 +24,7 @@ from tooling.intake.formats import format_of, read_table
 from tooling.intake.mapping import Mapping, bind, load_mapping
 from tooling.intake.notes import Note
 from tooling.intake.row_identity import Imported, imported
-from tooling.intake.rows import Draft, Reading, draft
+from tooling.intake.rows import RowDraft, Reading, draft
 from tooling.intake.table import EXTRA, Row
 from tooling.intake.values import Context, empty
 from tooling.records.kinds import KINDS
@@ -42,7 +42,7 @@ class Plan:
     name: str  # the file's name, as markers record it
     by_id: bool  # the logbook has an id column
     header: list[Note] = field(default_factory=list)  # about the file: columns that feed nothing
-    drafts: list[Draft] = field(default_factory=list)
+    drafts: list[RowDraft] = field(default_factory=list)
     skipped: list[Note] = field(default_factory=list)  # empty rows
     before: Imported = field(default_factory=Imported)  # the incidents imported before
 
@@ -158,7 +158,7 @@ def _carry_out(plan: Plan, counts: Counts, *, root: Path, now: datetime, dry_run
             say(Note(item.line, "created", path.stem, "", str(path.relative_to(root))).format(plan.shown))
 
 
-def write(item: Draft, *, root: Path, now: datetime, new_ids: dict[str, str] | None) -> Path:
+def write(item: RowDraft, *, root: Path, now: datetime, new_ids: dict[str, str] | None) -> Path:
     values = dict(item.fields)
     for name, named in item.references.items():  # rows are written in order: earlier ones have ids
         new = [new_ids[n] if new_ids is not None else n for n in (named if isinstance(named, list) else [named])]

@@ -29,7 +29,7 @@ REFERENCES = ("repeat_of", "related", "not_repeat_of")
 
 
 @dataclass
-class Draft:
+class RowDraft:
     line: int
     key: str  # 'row 7', or 'id "OPS-17"' when the logbook has an id column: for the report
     identity: str  # the digest of its content: what a rerun matches (row_identity.py)
@@ -72,7 +72,7 @@ class Tally:
         self.kept.append(f"{keep_as or name}: {json.dumps(value, ensure_ascii=False)}")
 
 
-def draft(row: Row, reading: Reading) -> Draft | str:
+def draft(row: Row, reading: Reading) -> RowDraft | str:
     """The row's draft, or why it cannot become a record at all (it names no place to file it)."""
     tally = Tally(row.line)
     identity = reading.identities.of(row.cells)
@@ -93,7 +93,7 @@ def draft(row: Row, reading: Reading) -> Draft | str:
     if source_id is not None:
         reading.known.add(source_id)
         reading.seen.add(source_id)
-    return Draft(row.line, key, identity, values, references, source_id, tally.notes)
+    return RowDraft(row.line, key, identity, values, references, source_id, tally.notes)
 
 
 def _complete(values: dict[str, Any], description: str, where: str, reading: Reading, tally: Tally) -> None:

@@ -22,7 +22,7 @@ from tooling.rules.repeat_rules import check_repeat_cycles
 from tooling.rules.time_rules import check_clock, check_times
 
 
-class Index:
+class RecordIndex:
     """Every record by kind and id, for resolving references."""
 
     def __init__(self, records: Iterable[Record], shown: Iterable[str] = ()) -> None:
@@ -37,7 +37,7 @@ class Index:
         return isinstance(record_id, str) and record_id in self.by_kind.get(kind, {})
 
 
-def unreadable_file(record: Record, kind: str, record_id: Any, index: Index) -> str | None:
+def unreadable_file(record: Record, kind: str, record_id: Any, index: RecordIndex) -> str | None:
     """The file of ``record``'s repository that would hold the ``kind`` record ``record_id`` when it
     is there but did not load as a record (bad YAML, no kind), or None."""
     if not (isinstance(record_id, str) and is_id(kind, record_id)):
@@ -104,7 +104,7 @@ def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
                 yield ["feed", "events", i, "incident"], "incident", event["incident"]
 
 
-def check_references(records: list[Record], index: Index) -> Iterator[Finding]:
+def check_references(records: list[Record], index: RecordIndex) -> Iterator[Finding]:
     """unresolved-ref and self-reference."""
     for record in records:
         for keys, kind, value in _references(record):
@@ -153,7 +153,7 @@ def ladder_symptoms(data: dict[str, Any]) -> set[str]:
     return {s for s in found if isinstance(s, str)}
 
 
-def check_ladder_coverage(records: list[Record], index: Index) -> Iterator[Finding]:
+def check_ladder_coverage(records: list[Record], index: RecordIndex) -> Iterator[Finding]:
     """ladder-missing (warning): a symptom with incidents and no ladder to walk when paged for it.
 
     Reported once per symptom, on the first validated incident that has it. A repository that keeps
@@ -185,7 +185,7 @@ def _incidents(count: int) -> str:
 DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution
 
 
-def check_drafts(records: list[Record], index: Index, now: datetime) -> Iterator[Finding]:
+def check_drafts(records: list[Record], index: RecordIndex, now: datetime) -> Iterator[Finding]:
     """stale-draft (warning): a postmortem still in draft two weeks after its incidents ended."""
     for record in records:
         if record.kind != "postmortem" or record.get("status") != "draft":
@@ -228,7 +228,7 @@ def check_all(records: list[Record], universe: list[Record], *, now: datetime,
               shown: Iterable[str] = ()) -> list[Finding]:
     """Findings of every cross-record rule for ``records``; references resolve in ``universe``.
     ``shown``: files that did not load, whose own errors are reported beside these findings."""
-    index = Index(universe, shown)
+    index = RecordIndex(universe, shown)
     found = list(check_ids(records, universe))
     found.extend(check_references(records, index))
     found.extend(check_repeat_cycles(records, index.by_kind.get("incident", {})))
