@@ -21,7 +21,7 @@ from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.errors import UserError
 from tooling.records.layout import record_dirs
 from tooling.records.model import Record
-from tooling.rules.validate import validate
+from tooling.rules.validate import Checked, validate
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,10 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     )
 
 
-def load_analysis(root: Path, *, now: datetime) -> Analysis:
-    """Validated records turned into the analysis; any validation error stops here."""
-    report = validate(record_dirs(root), root=root, now=now)
+def load_analysis(root: Path, *, now: datetime, checked: Checked | None = None) -> Analysis:
+    """Validated records turned into the analysis; any validation error stops here. ``checked``:
+    record files checked before (`tooling serve`), checked again only if they changed."""
+    report = validate(record_dirs(root), root=root, now=now, checked=checked)
     if report.errors:
         lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
         more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""

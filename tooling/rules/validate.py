@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,6 +15,7 @@ from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import meant_name, record_dirs, record_files, repository_files
 from tooling.records.load import load_file, no_collection
+from tooling.records.locate import stat_key
 from tooling.records.model import Record
 from tooling.rules.mode_rules import check_failure_modes
 from tooling.rules.schema_rules import check_record
@@ -82,17 +84,36 @@ def check_files(files: Sequence[str], *, root: Path | None = None, jobs: int | N
         return [result for chunk in pool.map(partial(_check_chunk, root=within), chunks) for result in chunk]
 
 
+class Checked:
+    """The files an earlier validate of this process checked, by path and stat (taken before the
+    file was read), so that `tooling serve` checks again only the records that changed. Each
+    validate gets its own copy of a result kept (pickled): nothing it does changes what is kept."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[Any, ...], bytes] = {}
+
+    def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
+        within = os.path.realpath(root) if root is not None else None
+        keys = [(stat_key(path), within) for path in files]
+        todo = [path for path, key in zip(files, keys) if key[0] is None or key not in self.kept]
+        fresh = {path: pickle.dumps(result) for path, result in zip(todo, check_files(todo, root=root, jobs=jobs))}
+        self.kept = {key: fresh.get(path) or self.kept[key] for path, key in zip(files, keys) if key[0] is not None}
+        return [pickle.loads(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
+
+
 def usable(data: Any) -> bool:
     """Enough of a record to be referred to: a known kind and an id."""
     return isinstance(data, dict) and is_kind(data.get("kind")) and isinstance(data.get("id"), str)
 
 
-def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None) -> Report:
-    """Check ``paths`` (files or folders); references also resolve against ``root``'s records."""
+def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,
+             checked: Checked | None = None) -> Report:
+    """Check ``paths`` (files or folders); references also resolve against ``root``'s records.
+    ``checked``: files checked before, not checked again unless they changed."""
     misnamed: list[str] = []
     files = record_files(paths, misnamed=misnamed)
     report = Report(files=len(files))
-    results = check_files(files, root=root, jobs=jobs)
+    results = (checked.check_files if checked is not None else check_files)(files, root=root, jobs=jobs)
     report.records, report.findings, clean = _records(results)
     report.findings.extend(_misnamed(path) for path in misnamed)
     universe = list(report.records)

@@ -13,7 +13,9 @@ from tooling.site.markup_check import check_site
 from tooling.site.output import discard, display, new_build_dir, site_target, swap_in
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
+from tooling.site.rerender import Rerender
 from tooling.analysis import load_analysis
+from tooling.rules.validate import Checked
 
 SHOWN = 50  # problems listed in one error, as `tooling validate` lists records'
 # The environment of an mkdocs (or mike) child: mkdocs-material and properdocs each print a long
@@ -22,13 +24,16 @@ MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 DOC_FILE = re.compile(r"^Doc file '([^']+)' (.*)\Z", re.S)
 
 
-def render_site(root: Path, *, now: datetime) -> RenderResult:
+def render_site(root: Path, *, now: datetime, checked: Checked | None = None,
+                rerender: Rerender | None = None) -> RenderResult:
+    """Validate, analyse, render. ``checked``, ``rerender``: what `tooling serve`'s last render
+    checked and rendered, done again only where the records changed."""
     try:
-        analysis = load_analysis(root, now=now)
+        analysis = load_analysis(root, now=now, checked=checked)
     except UserError as exc:
         raise UserError(f"site not built: {exc}") from None
     return render_pages(analysis, record_history(root), root=root.resolve(),
-                        out_dir=root / GENERATED_DIR)
+                        out_dir=root / GENERATED_DIR, rerender=rerender)
 
 
 def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = True) -> Path:

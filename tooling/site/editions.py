@@ -158,6 +158,7 @@ class Editions(BasePlugin[EditionsConfig]):
     @event_priority(110)  # before material's tags plugin (100) makes its listings from every page
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
         if self.incremental is not None:
+            env.bytecode_cache = self.incremental.compiled
             self.incremental.env(config, _i18n(config).current_language)
         return env
 

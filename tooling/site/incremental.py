@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import jinja2
+import jinja2.bccache
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
@@ -61,14 +63,34 @@ class Round:
     read: dict[str, tuple[Stamp, Stamp, bool, str | None]] = field(default_factory=dict)
     built: set[str] = field(default_factory=set)
 
+    def __post_init__(self) -> None:
+        # by src_uri (static-i18n's Files finds a file by parsing its path anew each time)
+        self.by_uri = {file.src_uri: file for file in self.files.documentation_pages(inclusion=InclusionLevel.is_in_serve)}
+
     def present(self) -> None:
         """The pages this build has (a draft is left out of an edition built without a server)."""
-        self.uris = [uri for uri in self.uris if getattr(self.files.get_file_from_path(uri), "page", None)]
+        self.uris = [uri for uri in self.uris if self.by_uri[uri].page is not None]
 
     def page(self, uri: str) -> Page:
-        file = self.files.get_file_from_path(uri)
-        assert file is not None and file.page is not None, "every page of the build has its Page by now"
-        return file.page
+        page = self.by_uri[uri].page
+        assert page is not None, "every page of the build has its Page by now"
+        return page
+
+
+class Compiled(jinja2.BytecodeCache):
+    """The theme's templates as an earlier build compiled them: mkdocs makes a new environment
+    for each build, which compiled every template again (a second of each build). A template
+    whose source changed is compiled anew (jinja checks each against its source)."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.code:
+            bucket.bytecode_from_string(self.code[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
 
 
 class Incremental:
@@ -77,6 +99,7 @@ class Incremental:
     def __init__(self) -> None:
         self.editions: dict[tuple[str, str], Edition] = {}
         self.rounds: dict[str, Round] = {}
+        self.compiled = Compiled()
 
     def forget(self) -> None:
         """After a failed build: the next one makes every page."""
@@ -138,7 +161,7 @@ class Incremental:
             now.modified.update(listings)
         for uri in now.uris:
             if now.page(uri).markdown is None:
-                restore(now.page(uri), kept[uri], now.files)
+                restore(now.page(uri), kept[uri], now.by_uri)
         tags = tags_plugin(config)
         if tags is not None:
             skipped = {uri: kept[uri] for uri in now.uris if uri not in now.read}

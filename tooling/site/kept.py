@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 Stamp = tuple[tuple[str, int, int, int] | tuple[str, None], ...]
@@ -70,13 +70,12 @@ def populate(page: Page, config: MkDocsConfig, files: Files) -> None:
     _populate_page(page, config, files, dirty=False)
 
 
-def restore(page: Page, state: PageState, files: Files) -> None:
-    """A page skipped by this build, as its last build left it."""
+def restore(page: Page, state: PageState, files: dict[str, File]) -> None:
+    """A page skipped by this build, as its last build left it (``files``: this build's, by src_uri)."""
     page.markdown, page.meta, page.content, page.toc = state.markdown, dict(state.meta), state.content, state.toc
     page._title_from_render = state.title_from_render
     page.present_anchor_ids = state.anchors
-    page.links_to_anchors = {file: links for uri, links in state.links.items()
-                             if (file := files.get_file_from_path(uri)) is not None}
+    page.links_to_anchors = {files[uri]: links for uri, links in state.links.items() if uri in files}
 
 
 def tell_tags(tags: Any, pages: list[Page], skipped: dict[str, PageState]) -> None:

@@ -42,8 +42,10 @@ from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
 from tooling.site.source import Sources, site_config
 from tooling.site.reference import field_reference
+from tooling.site.rerender import Rerender, templates_stamp
 
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
+TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _tags(view: IncidentView) -> list[str]:
@@ -80,8 +82,12 @@ class _Helpers:
     def incident_ref(self, incident_id: str) -> Markup:
         return link(f"{incident_id} {self.titles.get(incident_id, '')}".strip(), f"{incident_id}.md")
 
+    def changes(self, record: Record) -> list[Change]:
+        """The record's commits, newest first (none while it is not committed)."""
+        return self.history.get(os.path.normpath(os.path.abspath(record.path)), [])
+
     def history_note(self, record: Record) -> Markup:
-        changes = self.history.get(os.path.normpath(os.path.abspath(record.path)), [])
+        changes = self.changes(record)
         heading = self.gettext("History")
         if not changes:
             note = self.gettext("This record is not committed to git yet.")
@@ -102,7 +108,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
     helpers = _Helpers(analysis, history, root, t)
     layers = analysis.trends.layers
     return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
-                incident_ref=helpers.incident_ref, record_link=helpers.record_link,
+                incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
                 source=sources, tag_anchor=tag_anchor,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor,
@@ -143,6 +149,7 @@ class _Edition:
     lang: str
     pages: list[tuple[int, str, Any]]  # (page type, path of the English page, item)
     shared: dict[str, Any]
+    todo: list[tuple[int, str, Any]]  # the pages to render: all, but under `tooling serve` (rerender.py)
 
 
 # Set before forking workers: (every edition, output folder).
@@ -155,8 +162,8 @@ def _render_range(bounds: tuple[int, int]) -> Rendered:
     editions, out_dir = _JOB
     result, first = Rendered(), 0
     for job in editions:
-        chosen = job.pages[max(bounds[0] - first, 0):max(bounds[1] - first, 0)]
-        first += len(job.pages)
+        chosen = job.todo[max(bounds[0] - first, 0):max(bounds[1] - first, 0)]
+        first += len(job.todo)
         if not chosen:
             continue
         t = edition(job.lang)
@@ -169,23 +176,32 @@ def _render_range(bounds: tuple[int, int]) -> Rendered:
     return result
 
 
-def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: Path,
-                 out_dir: Path, jobs: int | None = None, languages: tuple[str, ...] | None = None) -> RenderResult:
+def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: Path, out_dir: Path,
+                 jobs: int | None = None, languages: tuple[str, ...] | None = None,
+                 rerender: Rerender | None = None) -> RenderResult:
     """Write every page of every edition under ``out_dir`` (``languages``: by default those
-    mkdocs.yml asks for); unchanged pages are not touched, stale ones removed."""
+    mkdocs.yml asks for); unchanged pages are not touched, stale ones removed. ``rerender``:
+    what `tooling serve`'s last render was made from, so that pages made from the same are
+    not rendered again."""
     global _JOB
     sources = Sources(root, analysis.records, history)
     editions = []
+    templates = templates_stamp(TEMPLATES)
+    if rerender is not None:
+        rerender.begin()
     for lang in languages or site_languages(site_config(root)):
         t = edition(lang)
         shown = localised(analysis, t)  # the same analysis, with translated ladders and stack
         pages = [(i, relative, item) for i, page_type in enumerate(PAGE_TYPES)
                  for relative, item in page_type.pages(shown.analysis)]
-        editions.append(_Edition(lang, pages, {**_shared(shown.analysis, history, root, sources, t),
-                                               "untranslated": shown.untranslated,
-                                               "untranslated_ladders": shown.missing_ids("ladder")}))
+        shared = {**_shared(shown.analysis, history, root, sources, t), "untranslated": shown.untranslated,
+                  "untranslated_ladders": shown.missing_ids("ladder")}
+        todo = pages if rerender is None else [
+            (i, relative, item) for i, relative, item in pages
+            if rerender.needed(out_dir / t.page(relative), PAGE_TYPES[i].template, item, shared, templates)]
+        editions.append(_Edition(lang, pages, shared, todo))
     _JOB = (editions, out_dir)
-    total = sum(len(e.pages) for e in editions)
+    total = sum(len(e.todo) for e in editions)
     workers = min(jobs or os.cpu_count() or 1, 2)
     rendered = Rendered()
     try:
@@ -202,6 +218,9 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     for relative, text in copied.items():
         rendered.add(out_dir / relative, sources.front_matter(relative, None, text))
     result = write_all(rendered)
+    result.unchanged += sum(len(e.pages) - len(e.todo) for e in editions)
+    if rerender is not None:
+        rerender.written()
     expected = {out_dir / edition(e.lang).page(relative) for e in editions for _, relative, _ in e.pages}
     result.removed = remove_stale(out_dir, expected | {out_dir / r for r in copied})
     return result

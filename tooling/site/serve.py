@@ -16,7 +16,10 @@ from tooling.error_handler import said
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import repository_files
 from tooling.site import notice
+from tooling.rules.validate import Checked
 from tooling.site.build import MKDOCS_ENV, render_site
+from tooling.site.page_files import RenderResult
+from tooling.site.rerender import Rerender
 from tooling.site.listen import check_address, server_command
 
 POLL_SECONDS = 0.25
@@ -35,12 +38,23 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return state
 
 
-def rerender(root: Path, now: datetime | None, log: Callable[[str], None], shown: Path) -> None:
+class Renders:
+    """What the renders of one `tooling serve` keep from one to the next: the records checked
+    and the pages rendered, done again only where a record changed."""
+
+    def __init__(self) -> None:
+        self.checked, self.pages = Checked(), Rerender()
+
+    def render(self, root: Path, now: datetime) -> RenderResult:
+        return render_site(root, now=now, checked=self.checked, rerender=self.pages)
+
+
+def rerender(root: Path, now: datetime | None, log: Callable[[str], None], shown: Path, renders: Renders) -> None:
     """Render again. A record that does not load, a page that fails to render (a bug) or a
     write that fails is said on the terminal and on every page served (``shown``: the notice's
     folder, tooling.site.notice) until a render passes; the last good pages stay in place."""
     try:
-        result = render_site(root, now=now or datetime.now(timezone.utc))
+        result = renders.render(root, now or datetime.now(timezone.utc))
     except Exception as exc:  # whatever it is, the server stays up to show it
         message = said(exc)
         log(f"tooling serve: {message}")
@@ -109,14 +123,15 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
     with _StopSignals() as signals:
         try:
             check_address(dev_addr)
-            render_site(root, now=now or datetime.now(timezone.utc))
+            renders = Renders()
+            renders.render(root, now or datetime.now(timezone.utc))
             with signals.hold():
                 shown = notice.new_folder()
                 # mkdocs through listen.py: a port taken after the check is the check's one line too
                 server = subprocess.Popen(server_command(dev_addr, str(root / "mkdocs.yml"), shown), cwd=root,
                                           env={**os.environ, **MKDOCS_ENV})
             log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
-            _watch(root, server, now, log, shown)
+            _watch(root, server, now, log, shown, renders)
         except Stopped as stop:
             log(f"tooling serve: stopping on {stop}")
             return 128 + stop.signum
@@ -130,7 +145,7 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
 
 
 def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, log: Callable[[str], None],
-           shown: Path) -> None:
+           shown: Path, renders: Renders) -> None:
     """Re-render whenever a record changes, for as long as mkdocs runs."""
     seen = snapshot(root)
     while server.poll() is None:
@@ -138,7 +153,7 @@ def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, lo
         current = snapshot(root)
         if current != seen:
             seen = current
-            rerender(root, now, log, shown)
+            rerender(root, now, log, shown, renders)
 
 
 def _end(server: subprocess.Popen[bytes]) -> None:

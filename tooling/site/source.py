@@ -90,10 +90,14 @@ class Sources:
         self.excluded = GitIgnoreSpec.from_lines(str(config.get("exclude_docs") or "").splitlines())
         self.newest = stamp(max((self._changed(r.path) for r in records),
                                 default=datetime.fromtimestamp(0, timezone.utc)))
+        self.known: dict[str, Source] = {}
 
     def __call__(self, record: Record) -> Source:
-        path = self._relative(record.path)
-        return Source(path, self._edit_url(path), stamp(self._changed(record.path)))
+        known = self.known.get(record.path)
+        if known is None:  # asked for each page of each edition: found once per render
+            path = self._relative(record.path)
+            known = self.known[record.path] = Source(path, self._edit_url(path), stamp(self._changed(record.path)))
+        return known
 
     def front_matter(self, relative: str, item: Any, text: str) -> str:
         """A generated file's text with its date (and edit link, for a record's page) added,

@@ -1,0 +1,82 @@
+"""What a render of `tooling serve` need not do again: the page of an incident whose inputs are
+those it was last rendered from, its file as that render left it.
+
+An incident's page shows its record and a few facts of others (the titles of the incidents it
+repeats or relates to, its postmortems, its failure mode, the pages its links lead to, its
+history), all named in :func:`incident_inputs`. With a thousand incidents, rendering every page
+again for one edited record was most of the time an edit took to reach the browser; the pages
+drawn from many records (the log, tags, trends, runs) are still rendered every time.
+tests/test_rerender.py renders with and without this after edits of each kind and compares
+every page, and checks that incident.md.j2 reads nothing from outside its record that
+:func:`incident_inputs` does not name.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from tooling.analysis.incidents import IncidentView
+
+Stamp = tuple[int, int, int] | None
+
+
+def incident_inputs(view: IncidentView, shared: dict[str, Any]) -> str:
+    """Everything incident.md.j2 shows, as text: equal text, equal page."""
+    record, who = view.record, shared["a"].identities.get(view.id)
+    others = [other for other in (view.repeat_of, *view.repeats, *view.related) if other]
+    links = [shared["record_link"](link.get("title"), link.get("url"), record, "incidents")
+             for link in record.data.get("links") or [] if isinstance(link, dict)]
+    mode = who.mode if who is not None else None
+    return repr((record.data, view.detected, view.started, view.resolved, view.repeat_of, view.repeats, view.related,
+                 view.postmortems, mode and (mode.id, mode.title), [shared["incident_ref"](o) for o in others], links,
+                 shared["source"](record), shared["changes"](record)))  # the history note's changes
+
+
+# The page types rendered again only when their inputs change, by template.
+INPUTS: dict[str, Callable[[Any, dict[str, Any]], str]] = {"incident.md.j2": incident_inputs}
+
+
+def _stamp(path: Path) -> Stamp:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
+
+
+def templates_stamp(folder: Path) -> tuple[Any, ...]:
+    """The templates as they are now: an edited template renders its pages again."""
+    return tuple(sorted((name, _stamp(folder / name)) for name in os.listdir(folder)))
+
+
+class Rerender:
+    """The inputs each incident page was last rendered from, kept by `tooling serve` from one
+    render to the next."""
+
+    def __init__(self) -> None:
+        self.rendered: dict[Path, tuple[str, Stamp]] = {}
+        self.pending: dict[Path, str] = {}
+        self.skipped = 0  # pages the last render did not render again
+
+    def begin(self) -> None:
+        """A render starts: nothing of a render that failed is kept."""
+        self.pending, self.skipped = {}, 0
+
+    def needed(self, path: Path, template: str, item: Any, shared: dict[str, Any], templates: tuple[Any, ...]) -> bool:
+        """Whether the page at ``path`` must be rendered; what it is rendered from is noted,
+        and kept by :meth:`written` once the render's pages are on disk."""
+        inputs = INPUTS.get(template)
+        if inputs is None:
+            return True
+        digest = repr(templates) + inputs(item, shared)
+        self.pending[path] = digest
+        last = self.rendered.get(path)
+        needed = last is None or last[1] is None or last != (digest, _stamp(path))
+        self.skipped += not needed
+        return needed
+
+    def written(self) -> None:
+        """The render's pages are on disk: what they were rendered from is kept."""
+        self.rendered = {path: (digest, _stamp(path)) for path, digest in self.pending.items()}
+        self.pending = {}
