@@ -7,7 +7,8 @@ empty docs/generated/ each time (validate + analyse + render + mkdocs build); th
 gets the markdown it rendered. Target: at most 1.15x. The English-only build is the same
 repository with the Korean edition taken out of mkdocs.yml (the i18n plugin's languages and
 playbook-editions' options), as the site was before it had one: both editions may cost at most
-2.3x of it. Also prints absolute times and the site's size per page. The repository is the
+2.3x of it. Also prints absolute times and the page weight of each edition: the mean and the
+largest size of a page (its HTML file), and which page is the largest. The repository is the
 generated records plus what this project's site links to (docs, labs, ladders, the stack), so
 that the strict build passes as it does here.
 `--tiny` (20 incidents, 1 repeat) is the smoke test's size: a few seconds, figures not meaningful.
@@ -100,6 +101,7 @@ def main() -> None:
         pages = list((root / "site-bare").rglob("*.html"))
         size = sum(p.stat().st_size for p in pages)
         korean = len(list((root / "site-bare" / "ko").rglob("*.html")))
+        weights = page_weights(root / "site-bare")
     t, b, e = statistics.median(tool), statistics.median(bare), statistics.median(alone)
     print(f"build benchmark: {args.incidents} incidents, {len(pages)} HTML pages ({korean} of them in the "
           f"Korean edition), median of {args.repeat}")
@@ -109,6 +111,20 @@ def main() -> None:
     print(f"  tooling build, English edition only            : {e:7.2f} s")
     print(f"  ratio both editions/English only               : {t / e:7.2f}x  (target <= 2.3x)")
     print(f"  site size per HTML page                        : {size / len(pages) / 1024:7.1f} KiB")
+    for name, (count, mean, largest, page) in weights.items():
+        label = f"page weight, {name} edition ({count} pages)"
+        print(f"  {label:47s}: mean {mean / 1024:6.1f} KiB, max {largest / 1024:6.1f} KiB ({page})")
+
+
+def page_weights(site: Path) -> dict[str, tuple[int, float, int, str]]:
+    """Per edition: (pages, mean bytes, largest bytes, the largest page), the Korean edition
+    being the pages under ko/."""
+    sizes: dict[str, list[tuple[int, str]]] = {"English": [], "Korean": []}
+    for page in site.rglob("*.html"):
+        relative = page.relative_to(site).as_posix()
+        sizes["Korean" if relative.startswith("ko/") else "English"].append((page.stat().st_size, relative))
+    return {name: (len(found), sum(s for s, _ in found) / len(found), *max(found))
+            for name, found in sizes.items() if found}
 
 
 if __name__ == "__main__":

@@ -166,12 +166,20 @@ def anchor(slug: str) -> Markup:
 
 def groupby_month(views: list[IncidentView]) -> list[tuple[str, list[IncidentView]]]:
     """Consecutive incidents grouped by the month they were detected in, order kept."""
-    groups: list[tuple[str, list[IncidentView]]] = []
-    for view in views:
-        month = view.detected.strftime("%Y-%m")
-        if not groups or groups[-1][0] != month:
-            groups.append((month, []))
-        groups[-1][1].append(view)
+    return _consecutive(views, lambda view: view.detected.strftime("%Y-%m"))
+
+
+def groupby_year(months: list[tuple[str, list[IncidentView]]]) -> list[tuple[str, list[tuple[str, Any]]]]:
+    """Consecutive months ('2026-11', as groupby_month names them) grouped by their year."""
+    return _consecutive(months, lambda month: month[0][:4])
+
+
+def _consecutive(items: list[Any], key: Callable[[Any], str]) -> list[tuple[str, list[Any]]]:
+    groups: list[tuple[str, list[Any]]] = []
+    for item in items:
+        if not groups or groups[-1][0] != key(item):
+            groups.append((key(item), []))
+        groups[-1][1].append(item)
     return groups
 
 
@@ -230,7 +238,7 @@ def environment(t: Edition = ENGLISH) -> jinja2.Environment:
         dt=dt, day=day, hours=hours, elapsed=elapsed, seconds=seconds, number=number, in_hours=in_hours,
         grouped=grouped, fixed=fixed).items()}
     env.filters.update(block=md_block, meta_title=meta_title, nav_label=nav_label, nav_section=nav_section,
-                       groupby_month=groupby_month, sort_key=sort_key, **edition)
+                       groupby_month=groupby_month, groupby_year=groupby_year, sort_key=sort_key, **edition)
     env.globals.update(link=link, code=code, anchor=anchor, still_open=STILL_OPEN, no_date=NO_DATE, span=span,
                        listing=partial(listing, t=t), lang=t.lang, lang_default=t.default)
     return env
