@@ -48,21 +48,89 @@ def repo(tmp_path: Path) -> Path:
 #   labs   every test under tests/labs/: the labs and their self-checks
 #   slurm  every test that uses the `slurm` fixture: tests/labs/conftest.py starts a real SLURM
 #          for the session (autouse there, so that is every test under tests/labs/)
-#   slow   any other test slower than ~10 s: marked in its own file, or listed in SLOW below
+#   slow   any other test of a second or more: marked in its own file, or listed in SLOW below
 # The fast tier is -m "not site and not labs and not slurm and not slow" (README.md).
 TESTS = Path(__file__).resolve().parent
 DIRECTORY_MARKERS = {"site": "site", "labs": "labs"}  # first folder under tests/ -> marker
 
-# Tests elsewhere that took more than ~5 s on a 2-core machine, marked slow by node id (relative
-# to tests/; without a [parameter] it covers every parameter) instead of in their files:
-# node id -> why it is slow.
+# Tests elsewhere that take a second or more on this 2-core machine, marked slow by node id
+# (relative to tests/; without a [parameter] it covers every parameter, a file alone every test
+# of the file) instead of in their
+# files, so that the fast tier stays under a minute: node id -> why it is slow. Nearly all start
+# real processes (a trainer, a server, a build, the executable) or draw many examples.
 SLOW = {
     "test_pre_commit.py::test_shipped_hook_flags_a_broken_record_in_another_repository":
         "~15 s: `pre-commit try-repo` builds a fresh virtualenv and pip-installs this project into it",
     "test_checkpoint.py::test_a_reader_beside_the_trainer_breaks_nothing":
         "8-12 s per mode: a trainer and a reader process saving and loading checkpoints side by side",
+    "test_checkpoint.py::test_a_second_writer_is_refused_and_the_first_loses_nothing": "~2 s: two writer processes",
     "test_new_records.py::test_twenty_concurrent_new_incidents_give_twenty_distinct_valid_files":
         "4-8 s: twenty `tooling new-incident` processes at once, on two cores",
+    "test_new_records.py::test_new_incident_prompts_on_a_terminal": "~1 s: the executable on a pseudo-terminal",
+    "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size": "1-23 s each: a benchmark script, at its tiny size",
+    "test_serve.py::test_a_stop_signal_ends_mkdocs_and_frees_the_port": "2-3 s: a real server, stopped by a signal",
+    "test_serve.py::test_a_port_taken_after_the_check_is_the_same_one_line": "2-3 s: a real server",
+    "test_serve.py::test_an_error_while_serving_is_shown_on_every_page_until_fixed": "5-8 s: a server, renders",
+    "test_ranks.py::test_a_flag_raised_on_one_rank_stops_every_rank_at_the_same_vote": "~6 s: torch ranks",
+    "test_ranks.py::test_exit_rank_skips_the_teardown_and_keeps_the_exit_status_and_output": "~2 s: torch ranks",
+    "test_failure_modes.py::test_every_recogniser_is_valid_ere_and_python_re": "~6 s: two grep runs per recogniser",
+    "test_set_hostile.py::test_ten_concurrent_sets_through_the_real_executable_all_land": "~6 s: ten processes",
+    "test_set_hostile.py::test_an_edit_that_would_take_the_record_over_one_mib_is_refused": "~2.5 s: a 1 MiB record",
+    "test_properties_logs.py::test_watch_files_what_scan_drafts_whatever_the_polls": "~6 s: generated logs",
+    "test_reporter.py::test_a_record_locked_for_long_never_stalls_the_loop": "~5 s: a writer process held by a lock",
+    "test_reporter.py::test_progress_and_the_last_verified_checkpoint_at_a_bounded_rate": "~2.5 s: a training loop",
+    "test_reporter.py::test_an_unwritable_repository_costs_one_log_line_and_no_step": "~1.3 s: a training loop",
+    "test_reporter.py::test_a_damaged_newest_checkpoint_is_not_the_last_good_one": "~1 s: a training loop",
+    "test_scan.py::test_a_200_mb_log_is_scanned_in_bounded_memory": "~4.5 s: a 200 MB log",
+    "test_render_whole.py::test_a_page_that_fails_to_render_leaves_the_pages_and_the_site_as_they_were":
+        "4-15 s: builds through the executable",
+    "test_publish.py::test_a_failed_push_leaves_the_pages_branch_and_site_as_they_were": "~4 s: mike and git",
+    "test_watchdog.py::test_one_stuck_process_is_dumped_filed_and_killed": "~3 s: a job left to hang",
+    "test_watchdog.py::test_where_py_spy_may_not_attach_faulthandler_takes_the_stacks": "~3 s: a job left to hang",
+    "test_watchdog.py::test_usage_errors_change_nothing": "~1 s: the executable, several times",
+    "test_watchdog.py::test_the_job_exit_code_passes_through_and_nothing_it_left_survives": "~1 s: a job",
+    "test_resilience_names.py": "~3 s each: a fresh interpreter imports torch",
+    "test_triage.py::test_new_ladders_run_what_they_can_and_skip_the_rest[slowdown]": "~2 s: its checks run",
+    "test_triage.py::test_a_check_that_ran_prints_what_to_do_next": "~2 s: its checks run",
+    "test_build_output.py::test_two_builds_at_once_both_succeed_and_leave_one_whole_site": "~2 s: two builds",
+    "test_build_output.py::test_a_build_killed_half_way_leaves_the_previous_site_and_the_next_cleans_up":
+        "~2 s: builds",
+    "test_build_output.py::test_a_build_killed_mid_render_leaves_no_temporary_page_after_the_next": "~1.5 s: builds",
+    "test_build_output.py::test_a_failed_build_leaves_the_previous_site_as_it_was": "~1 s: builds",
+    "test_import_bounds.py::test_rows_that_look_like_table_delimiters_are_read_once_each": "~2 s: many examples",
+    "test_import_bounds.py::test_a_jsonl_line_is_a_row_or_one_located_refusal": "~1.2 s: many examples",
+    "test_whole_match.py::test_both_validators_refuse_a_trailing_line_break_after_any_value_a_pattern_accepts":
+        "~2 s: many examples",
+    "test_whole_match.py::test_an_id_of_any_kind_with_a_trailing_line_break_is_no_id": "~1.2 s: many examples",
+    "test_watch.py::test_occurrences_are_the_logs_not_the_polls": "2-11 s: fourteen polls through the executable",
+    "test_review.py::test_approvals_at_once_are_decided_on_the_file_under_its_lock": "~1.6 s: processes at once",
+    "test_job_signals.py::test_a_storm_of_signals_is_a_few_writes_stamped_as_they_arrived_and_keeps_the_start":
+        "~1.5 s: a trainer under 100 signals",
+    "test_job_signals.py::test_a_usr1_while_the_wrapper_starts_up_does_not_kill_it": "~1 s: a wrapper and trainer",
+    "test_in_process.py::test_the_same_answer_and_the_same_files_as_the_executable": "~1 s each: the executable",
+    "test_floors.py::test_the_resilience_package_loads_nothing_of_the_playbook": "~8 s: fresh interpreters",
+    "test_import_identity.py::test_identities_do_not_depend_on_the_order_of_rows_or_columns_or_on_line_endings":
+        "~5 s: many examples",
+    "test_import_bounds.py::test_a_number_cell_is_a_value_unmapped_or_refused_never_a_crash": "~1.5 s: many examples",
+    "test_repeat_cycles.py::test_the_loops_found_are_exactly_the_records_that_come_back_to_themselves":
+        "~1 s: many examples",
+    "test_import_export.py::test_two_imports_at_once_file_each_row_once": "~2 s: two imports in two processes",
+    "test_import_export.py::test_export_then_import_reproduces_every_field_and_the_references": "~1.3 s: 24 rows twice",
+    "test_build_output.py::test_a_broken_link_is_named_with_its_page": "~1.5 s: an mkdocs build",
+    "test_build_output.py::test_a_full_disk_fails_the_build_in_one_line_and_keeps_the_previous_site": "~1 s: builds",
+    # end-to-end tests (EXECUTABLE below) of a second or more: the executable, several times or on much
+    "test_import_export.py::test_export_replaces_only_an_earlier_export[mkdocs.yml-1]": "2-6 s: imports, exports",
+    "test_import_bounds.py::test_a_number_of_thousands_of_digits_is_refused_at_its_row_not_an_internal_error":
+        "~1 s each: the executable",
+    "test_import_bounds.py::test_a_row_past_a_bound_is_refused_before_it_is_read_as_one": "1-3 s each: the executable",
+    "test_import_identity.py::test_the_same_logbook_under_another_name_with_rows_and_columns_reordered_imports_nothing_new":
+        "~2 s: the executable, three imports",
+    "test_clocks.py::test_a_heartbeat_from_the_future_does_not_keep_a_stalled_run_from_its_hang": "~3 s: polls",
+    "test_number_formats.py::test_a_scanned_xid_79_renders_in_both_editions": "~2.5 s: scan and a render",
+    "test_build_output.py::test_a_temporary_page_of_a_reused_pid_is_removed": "~2.5 s: two renders",
+    "test_watch.py::test_copytruncate_regrown_past_the_offset_under_the_same_banner_loses_nothing": "~2 s each: polls",
+    "test_load_bounds.py::test_aliases_of_one_long_string_are_refused_by_their_bytes_before_anything_is_built":
+        "~1 s: the executable, five commands",
 }
 
 # End-to-end tests: their `tooling()` calls run the real `python -m tooling`, as a user runs it
@@ -114,7 +182,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "slurm" in getattr(item, "fixturenames", ()):
             item.add_marker("slurm")
         node = "::".join([relative.as_posix(), *item.nodeid.split("::")[1:]])
-        if node in SLOW or node.split("[", 1)[0] in SLOW:
+        if node in SLOW or node.split("[", 1)[0] in SLOW or relative.as_posix() in SLOW:
             item.add_marker("slow")
         if node in EXECUTABLE or node.split("[", 1)[0] in EXECUTABLE:
             item.add_marker("executable")
