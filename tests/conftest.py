@@ -55,9 +55,9 @@ DIRECTORY_MARKERS = {"site": "site", "labs": "labs"}  # first folder under tests
 
 # Tests elsewhere that take a second or more on this 2-core machine, marked slow by node id
 # (relative to tests/; without a [parameter] it covers every parameter, a file alone every test
-# of the file) instead of in their
-# files, so that the fast tier stays under a minute: node id -> why it is slow. Nearly all start
-# real processes (a trainer, a server, a build, the executable) or draw many examples.
+# of the file) instead of in their files, so that the fast tier stays under a minute: node id ->
+# why it is slow. Nearly all start real processes (a trainer, a server, a build, the executable)
+# or draw many examples.
 SLOW = {
     "test_pre_commit.py::test_shipped_hook_flags_a_broken_record_in_another_repository":
         "~15 s: `pre-commit try-repo` builds a fresh virtualenv and pip-installs this project into it",
