@@ -172,9 +172,8 @@ def _streams(stdin: str | None) -> Iterator[tuple[bytes, bytes]]:
     try:
         for number in numbers:
             os.dup2(files[number].fileno(), number)
-        if stdin is not None:
-            sys.stdin = open(0, "r", encoding=encoding, errors=sys.__stdin__.errors if sys.__stdin__ else None,
-                             newline="\n", closefd=False)
+        sys.stdin = open(0, "r", encoding=encoding, errors=sys.__stdin__.errors if sys.__stdin__ else None,
+                         newline="\n", closefd=False)  # over the test's own descriptor 0 for stdin=None
         sys.stdout = open(1, "w", encoding=encoding, errors=sys.__stdout__.errors if sys.__stdout__ else None,
                           newline="\n", closefd=False)
         sys.stdout.reconfigure(write_through=getattr(sys.__stdout__, "write_through", False))  # python -u
