@@ -42,6 +42,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import write_file
 
 from tooling.site.incremental import Incremental
+from tooling.site.kept import search_plugin
 
 INDEX = "search/search_index.json"  # where mkdocs-material writes and reads the index
 # A pymdownx.snippets line naming a markdown file: --8<-- "generated/paged.md"
@@ -90,7 +91,7 @@ class Editions(BasePlugin[EditionsConfig]):
             if unknown:
                 raise PluginError(f"playbook-editions: {option}: {', '.join(unknown)} is not a language of the "
                                   f"i18n plugin (expected one of {', '.join(i18n.all_languages)})")
-        search = _search(config)
+        search = search_plugin(config)
         if self.incremental is not None and search is not None:
             search.is_dirty = False  # its own merging of a dirty build's index keeps one page: merged here instead
         return config
@@ -172,15 +173,16 @@ class Editions(BasePlugin[EditionsConfig]):
         i18n = _i18n(config)
         locale = self.building.pop()
         lang = self.config.search.get(locale)
-        search = _search(config)
-        if self.incremental is None or search is None:
+        search = search_plugin(config)
+        if self.incremental is None:
             split_index(Path(config.site_dir), locale=locale, default=i18n.default_language,
                         editions=i18n.build_languages, lang=lang)
             return
+        # the index of a dirty build holds the pages it made alone: merged with the others' here
         docs = edition_docs(search.search_index.entries, locale=locale, default=i18n.default_language,
-                            editions=i18n.build_languages)
-        settings = {key: search.config[key] for key in ("lang", "separator", "pipeline", "fields")}
-        self.incremental.post_build(config, locale, docs, {**settings, **({"lang": lang} if lang else {})},
+                            editions=i18n.build_languages) if search is not None else []
+        settings = {key: search.config[key] for key in ("lang", "separator", "pipeline", "fields")} if search else None
+        self.incremental.post_build(config, locale, docs, settings and {**settings, **({"lang": lang} if lang else {})},
                                     str(Path(config.site_dir) / edition_prefix(locale, i18n.default_language) / INDEX))
 
     def on_build_error(self, *, error: Exception) -> None:
@@ -239,12 +241,6 @@ def edition_docs(docs: list[dict[str, Any]], *, locale: str, default: str, editi
         return [d for d in docs if d["location"].startswith(prefix)]
     others = tuple(edition_prefix(e, default) for e in editions if e not in (locale, default))
     return [d for d in docs if not d["location"].startswith(others)]
-
-
-def _search(config: MkDocsConfig) -> Any:
-    """Material's search plugin, where its entries are where this module reads them."""
-    plugin = config.plugins.get("material/search")
-    return plugin if plugin is not None and hasattr(getattr(plugin, "search_index", None), "entries") else None
 
 
 def _quiet_dirty(record: logging.LogRecord) -> bool:

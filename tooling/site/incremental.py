@@ -33,8 +33,8 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from tooling.site.kept import (TAGS_PLUGINS, PageState, Stamp, chrome, keep, populate, restore, stamp, tags_of,
-                               tags_plugin, tell_tags)
+from tooling.site.kept import (TAGS_PLUGINS, PageState, Stamp, chrome, keep, populate, restore, search_plugin, stamp,
+                               tags_of, tags_plugin, tell_tags)
 
 # A line including a snippet: --8<-- "generated/paged.md" (a line range may follow the name).
 _SNIPPET = re.compile(r"^[ \t]*-+8<-+[ \t]+([\"'])(?P<path>[^\"'\n]+)\1", re.M)
@@ -65,7 +65,8 @@ class Round:
 
     def __post_init__(self) -> None:
         # by src_uri (static-i18n's Files finds a file by parsing its path anew each time)
-        self.by_uri = {file.src_uri: file for file in self.files.documentation_pages(inclusion=InclusionLevel.is_in_serve)}
+        pages = self.files.documentation_pages(inclusion=InclusionLevel.is_in_serve)
+        self.by_uri = {file.src_uri: file for file in pages}
 
     def present(self) -> None:
         """The pages this build has (a draft is left out of an edition built without a server)."""
@@ -111,7 +112,9 @@ class Incremental:
         edition = self.editions.get((config.site_dir, locale))
         pages = files.documentation_pages(inclusion=InclusionLevel.is_in_serve)
         uris = [f.src_uri for f in pages]
-        unknown = TAGS_PLUGINS & set(config.plugins) and tags_plugin(config) is None  # its state not given back
+        # a plugin whose state of every page this cannot give back: every page made, every time
+        unknown = ((TAGS_PLUGINS & set(config.plugins) and tags_plugin(config) is None)
+                   or ({"search", "material/search"} & set(config.plugins) and search_plugin(config) is None))
         full = (edition is None or bool(unknown) or edition.config != _config_stamp(config)
                 or list(edition.pages) != uris)
         modified = set(uris) if full else {f.src_uri for f in pages if _changed(f, edition.pages[f.src_uri])}

@@ -63,6 +63,12 @@ def tags_plugin(config: MkDocsConfig) -> Any:
     return plugin if known and hasattr(plugin.mappings, "data") else None
 
 
+def search_plugin(config: MkDocsConfig) -> Any:
+    """Material's search plugin, where it keeps its entries as this module knows."""
+    plugin = config.plugins.get("material/search")
+    return plugin if plugin is not None and hasattr(getattr(plugin, "search_index", None), "entries") else None
+
+
 def populate(page: Page, config: MkDocsConfig, files: Files) -> None:
     """Read and render a page mkdocs skipped, as its build does (its one function for it)."""
     from mkdocs.commands.build import _populate_page
