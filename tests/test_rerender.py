@@ -75,6 +75,7 @@ EDITS: list[tuple[str, Callable[[Path], None], str | None]] = [
 ]
 
 
+@pytest.mark.slow  # ~2 s an edit: two renders of this project's site, both editions
 @pytest.mark.parametrize("what, edit, reached", EDITS, ids=[e[0] for e in EDITS])
 def test_pages_rendered_again_only_where_inputs_changed_are_a_whole_render(
         served: tuple[Path, Renders], tmp_path: Path, what: str, edit: Callable[[Path], None],

@@ -91,7 +91,8 @@ def serve_and_edit(root: Path, incidents: int, edits: int, log: Path) -> Served:
             saved = time.monotonic()
             served.english.append(wait_for(english, word, saved + 1800, log) - saved)
             served.korean.append(wait_for(korean, word, saved + 1800, log) - saved)
-            time.sleep(SETTLE)
+            if n + 1 < edits:
+                time.sleep(SETTLE)
         return served
     finally:
         os.killpg(server.pid, signal.SIGTERM)
