@@ -82,6 +82,17 @@ def test_one_sample_per_interval_and_only_the_last_48_hours(repo: Path, run_file
     assert len(samples) == 94 + 2  # the old ones from 13:00 on, and two new ones
 
 
+def test_a_restart_keeps_the_last_sample_of_the_run_before_it(repo: Path, run_file: Path) -> None:
+    # the preempted run's last sample and the resumed run's first share an interval of 10 minutes:
+    # the chart must still show where the old run stopped (the requeue race of lab 1)
+    feed_run(repo, "demo-7b", now=NOW + timedelta(minutes=31), sample={"step": 500}, sample_every=600)
+    feed_run(repo, "demo-7b", now=NOW + timedelta(minutes=32), sample_every=600,
+             events=[{"kind": "start", "job_id": "4242_1", "host": "node018"}])
+    for minute, step in ((33, 480), (34, 490)):  # the new run resumed from an earlier checkpoint
+        feed_run(repo, "demo-7b", now=NOW + timedelta(minutes=minute), sample={"step": step}, sample_every=600)
+    assert [s["step"] for s in data(run_file)["feed"]["samples"]][-2:] == [500, 490]
+
+
 def test_events_keep_the_last_200(repo: Path, run_file: Path) -> None:
     for batch in range(3):
         feed_run(repo, "demo-7b", now=NOW, events=[{"kind": "signal", "job_id": str(batch * 100 + i), "signal": "USR1"}

@@ -101,10 +101,10 @@ def feed_run(root: Path, run: str, *, now: datetime, progress: Mapping[str, Any]
             if progress or item is not None:
                 # a fresh object each time: one object in two places would be written as a YAML alias
                 _put(feed, "heartbeat_at", _time(item["at"] if item is not None else now), "feed")
-            if item is not None:
-                _add_sample(_sequence(feed, "samples"), item, every=sample_every)
             if added:
                 _add_events(_sequence(feed, "events"), added)
+            if item is not None:
+                _add_sample(_sequence(feed, "samples"), item, every=sample_every, began=_began(feed))
         return roundtrip.dump(document, yaml)
 
     rewrite(path, change, universe=repository_records(root, jobs=1), now=now, lock_timeout=lock_timeout)
@@ -160,12 +160,21 @@ def _when(value: Any) -> datetime | None:
     return value if isinstance(value, datetime) and value.tzinfo else parse_time(str(value))
 
 
-def _add_sample(samples: Any, item: CommentedMap, *, every: float) -> None:
-    """The newest sample of each interval of ``every`` seconds, of the last 48 hours."""
+def _began(feed: Any) -> datetime | None:
+    """When the newest run of the record started (its newest ``start`` event), if the feed says."""
+    starts = [_when(e.get("at")) for e in feed.get("events") or () if isinstance(e, dict) and e.get("kind") == "start"]
+    return max((s for s in starts if s is not None), default=None)
+
+
+def _add_sample(samples: Any, item: CommentedMap, *, every: float, began: datetime | None = None) -> None:
+    """The newest sample of each interval of ``every`` seconds, of the last 48 hours; the last sample
+    of a run before a restart (``began``) is kept whatever interval it shares with the next run's
+    first: it is where the old run stopped, the point a resume is measured from."""
     at = _when(item["at"])
     assert at is not None, "a sample's time is a timestamp"
     last = _when(samples[-1].get("at")) if samples and isinstance(samples[-1], dict) else None
-    if last is not None and int(last.timestamp() // every) == int(at.timestamp() // every):
+    crossed = began is not None and last is not None and last < began <= at
+    if last is not None and not crossed and int(last.timestamp() // every) == int(at.timestamp() // every):
         samples[-1] = item
     else:
         samples.append(item)
