@@ -350,6 +350,45 @@ def test_new_incident_from_log_files_one_incident_per_failure(job: Path) -> None
     assert tooling("validate", "--strict", cwd=job.parent).returncode == 0
 
 
+# What new-incident --from-log printed for the job log's five failures when it analysed the
+# repository once per incident filed (54dce08): the same, from one analysis.
+NO_REPEAT = "no earlier incident looks like this one"
+FILED = "".join(f"created incidents/INC-000{n}.yaml\n" + (
+    "likely repeats (confirm with: tooling set INC-0003 repeat_of=ID):\n"
+    "  INC-0001  same failure mode gpu.fell-off-bus: Xid 79 on node042, GPU fell off the bus\n" if n == 3 else
+    f"{NO_REPEAT}\n") for n in range(3, 8))
+NOT_VALID = "(likely repeats not shown: other records do not validate; run tooling validate)\n"
+
+
+@pytest.mark.parametrize(("broken", "stdout", "stderr", "analyses"), [
+    (False, FILED, "", 1),
+    (True, "".join(f"created incidents/INC-000{n}.yaml\n" for n in range(3, 8)), NOT_VALID * 5, 0),
+])
+def test_new_incident_from_log_analyses_the_repository_once_for_every_failure(
+        job: Path, monkeypatch: pytest.MonkeyPatch, broken: bool, stdout: str, stderr: str, analyses: int) -> None:
+    from tooling import analysis  # where load_analysis finds the two steps it counts
+
+    if broken:  # another record does not validate: the likely repeats are not shown, for each incident
+        other = job.parent / "incidents" / "INC-0002.yaml"
+        other.write_text(other.read_text().replace("severity: sev2", "severity: bogus"))
+    calls = {"validate": 0, "analyse": 0}
+
+    def counted(name: str) -> Any:
+        real = getattr(analysis, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+
+    for name in calls:  # load_analysis reads the records (validate), then analyses them
+        monkeypatch.setattr(analysis, name, counted(name))
+    result = tooling("--now", NOW, "new-incident", "--from-log", "job.log", "--run", "demo-7b", "--severity", "sev2",
+                     cwd=job.parent)
+    assert (result.returncode, result.stdout, result.stderr) == (0, stdout, stderr)
+    assert calls == {"validate": 1, "analyse": analyses}
+
+
 @pytest.mark.parametrize(("log", "args", "code", "message"), [
     ("job.log", ["--run", "demo-7b"], 2,
      "missing --severity (standard input is not a terminal, so tooling cannot ask; pass them as options)"),

@@ -13,8 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.analysis import load_analysis
-from tooling.analysis.repeats import likely_repeats_of
+from tooling.analysis.likely import NOT_SHOWN, LikelyRepeats
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
 from tooling.logs.chunks import display
@@ -43,22 +42,13 @@ def _asks(root: Path) -> list[Ask]:
     ]
 
 
-def _show_likely_repeats(root: Path, now: datetime, incident_id: str) -> None:
+def _show_likely_repeats(likely: LikelyRepeats, incident_id: str) -> None:
     """Help the person filing see at once whether this failure happened before."""
-    try:
-        analysis = load_analysis(root, now=now)
-    except UserError:
-        print("(likely repeats not shown: other records do not validate; run tooling validate)", file=sys.stderr)
-        return
-    target = next(v for v in analysis.incidents if v.id == incident_id)
-    found = likely_repeats_of(target, analysis.incidents, analysis.index)
-    if not found:
-        print("no earlier incident looks like this one")
-        return
-    titles = {v.id: v.data["title"] for v in analysis.incidents}
-    print(f"likely repeats (confirm with: tooling set {incident_id} repeat_of=ID):")
-    for other, why in found:
-        print(f"  {other}  {why}: {titles[other]}")
+    lines = likely.lines(incident_id)
+    if lines is None:
+        print(NOT_SHOWN, file=sys.stderr)
+    else:
+        print("\n".join(lines))
 
 
 def new_incident_command(*, root: Path, now: datetime, interactive: bool | None = None, **options: Any) -> int:
@@ -68,7 +58,7 @@ def new_incident_command(*, root: Path, now: datetime, interactive: bool | None 
     except FieldError as exc:
         raise exc.naming(FLAGS) from None
     print(f"created {path.relative_to(root)}")
-    _show_likely_repeats(root, now, path.stem)
+    _show_likely_repeats(LikelyRepeats(root, now), path.stem)
     return 0
 
 
@@ -88,9 +78,10 @@ def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool 
         created = file_all(_incidents(root, result.drafts, options, interactive), root=root, now=now)
     except FieldError as exc:
         raise exc.naming(FLAGS) from None
+    likely = LikelyRepeats(root, now)  # one analysis for every incident filed
     for path in created:
         print(f"created {path.relative_to(root)}")
-        _show_likely_repeats(root, now, path.stem)
+        _show_likely_repeats(likely, path.stem)
     return 0
 
 
