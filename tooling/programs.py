@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -27,3 +30,29 @@ def search_path() -> str:
 def find(program: str) -> str | None:
     """The program's path, or None when it is neither on PATH nor beside this Python."""
     return shutil.which(program, path=search_path())
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a command run by :func:`bounded` said: its exit status (None: it gave no answer in
+    time and was killed) and its output."""
+    status: int | None
+    output: str  # standard output, with standard error after it unless kept apart
+    errors: str = ""  # standard error, when kept apart
+
+
+def bounded(argv: list[str], *, timeout: float, apart: bool = False) -> Answer:
+    """Run ``argv`` in a process group of its own, with this module's search path, for at most
+    ``timeout`` seconds; then the whole group is killed, so a `df` or `cat` stuck on a dead NFS
+    mount or a FIFO costs the timeout, never the night. ``apart`` keeps standard error out of the
+    output (in :attr:`Answer.errors`)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE if apart else subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True,
+                               env={**os.environ, "PATH": search_path()})  # finds what find() found
+    try:
+        output, errors = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return Answer(None, "")
+    return Answer(process.returncode, output, errors or "")

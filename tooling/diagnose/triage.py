@@ -9,12 +9,11 @@ import functools
 import os
 import re
 import shlex
-import signal
 import subprocess
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tooling.programs import find, search_path
+from tooling.programs import bounded, find
 
 STEP_TIMEOUT = 5.0  # seconds per check
 OUTPUT_LINES = 12
@@ -112,22 +111,17 @@ def run_step(number: int, step: dict[str, Any], *, pid: int | None, timeout: flo
     command = step["command"].replace("{pid}", str(pid))
     # pipefail: a pipeline whose first stage failed (grep on logs that are not there) is a failed
     # check, not an "ok" with an error message in it
-    process = subprocess.Popen(["bash", "-o", "pipefail", "-c", command], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                               env={**os.environ, "PATH": search_path()})  # finds what skip_reason found
-    try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    answer = bounded(["bash", "-o", "pipefail", "-c", command], timeout=timeout)
+    if answer.status is None:
         return StepResult(status="timeout", detail=f"no answer within {timeout:g} s (a hung mount or device?)",
                           **base)
+    output = answer.output
     tail = "\n".join(output.strip().splitlines()[-OUTPUT_LINES:])
-    if process.returncode in (0, SIGPIPE_EXIT):
+    if answer.status in (0, SIGPIPE_EXIT):
         return StepResult(status="ok", detail=tail, **base)
-    if process.returncode == 1 and "grep" in command and not output.strip():
+    if answer.status == 1 and "grep" in command and not output.strip():
         return StepResult(status="found-nothing", detail="no matching lines", **base)
-    return StepResult(status="failed", detail=f"exit {process.returncode}: {tail}", **base)
+    return StepResult(status="failed", detail=f"exit {answer.status}: {tail}", **base)
 
 
 def triage(ladder: dict[str, Any], *, pid: int | None, timeout: float = STEP_TIMEOUT) -> list[StepResult]:
