@@ -13,12 +13,12 @@ import pytest
 
 from tooling.analysis import load_analysis
 from tooling.site.build import render_site
+from tooling.site.config import read_site_config
 from tooling.site.filters import elapsed
-from tooling.site.history import record_history
+from tooling.site.history import site_history
 from tooling.site.i18n import edition, site_languages
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import render_pages
-from tooling.site.source import site_config
 
 PROJECT = Path(__file__).resolve().parents[1]
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
@@ -60,7 +60,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
     (root / "incidents" / "INC-0950.yaml").write_text(INCIDENT, encoding="utf-8")
     (root / "mkdocs.yml").write_text("site_name: Test\n" + I18N, encoding="utf-8")
-    render_site(root, now=NOW)
+    render_site(root, now=NOW, site=read_site_config(root))
     return root / GENERATED_DIR
 
 
@@ -124,7 +124,8 @@ def test_english_pages_are_the_same_with_or_without_the_korean_edition(generated
     root = generated.parents[1]
     analysis = load_analysis(root, now=NOW)
     alone = tmp_path / "generated"
-    render_pages(analysis, record_history(root), root=root, out_dir=alone, languages=("en",))
+    render_pages(analysis, site_history(root), root=root, out_dir=alone, site=read_site_config(root),
+                 languages=("en",))
     for page in alone.rglob("*.md"):
         assert page.read_bytes() == (generated / page.relative_to(alone)).read_bytes(), page
     assert not list(alone.rglob("*.ko.md")) or all(p.is_relative_to(alone / "labs") for p in alone.rglob("*.ko.md"))
@@ -135,7 +136,7 @@ def test_editions_follow_mkdocs_yml() -> None:
     assert site_languages({"plugins": ["search", {"i18n": {"languages": [{"locale": "en", "default": True},
                                                                           {"locale": "ko"}, {"locale": "fr"}]}}]}) \
         == ("en", "ko")  # French has no catalogue here
-    assert site_languages(site_config(PROJECT)) == ("en", "ko")
+    assert site_languages(read_site_config(PROJECT).data) == ("en", "ko")
 
 
 def test_playbook_links_take_their_titles_from_the_korean_pages(generated: Path) -> None:
@@ -156,7 +157,7 @@ def test_a_ladder_without_its_overlay_says_so_and_the_others_are_korean(tmp_path
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
     (root / "runbooks" / "ladders" / "nan.ko.yaml").unlink()
     (root / "mkdocs.yml").write_text("site_name: Test\n" + I18N, encoding="utf-8")
-    render_site(root, now=NOW)
+    render_site(root, now=NOW, site=read_site_config(root))
     out = root / GENERATED_DIR / "ladders"
     note = '!!! note "아직 번역되지 않았습니다"'
     nan, hang = (out / "nan.ko.md").read_text(encoding="utf-8"), (out / "hang.ko.md").read_text(encoding="utf-8")

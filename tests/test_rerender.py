@@ -20,8 +20,9 @@ import pytest
 
 from support import PROJECT
 from tooling.analysis import load_analysis
+from tooling.site.config import read_site_config
 from tooling.site.filters import environment
-from tooling.site.history import record_history
+from tooling.site.history import site_history
 from tooling.site.render import TEMPLATES, render_pages
 from tooling.site.serve import Renders
 
@@ -86,7 +87,8 @@ def test_pages_rendered_again_only_where_inputs_changed_are_a_whole_render(
     result = renders.render(root, NOW)
     after = _pages(root / "docs" / "generated")
     whole = tmp_path / "whole"
-    render_pages(load_analysis(root, now=NOW), record_history(root), root=root.resolve(), out_dir=whole)
+    render_pages(load_analysis(root, now=NOW), site_history(root), root=root.resolve(), out_dir=whole,
+                 site=read_site_config(root))
     assert after == _pages(whole)
     if reached is not None:
         assert before[reached] != after[reached]

@@ -21,9 +21,9 @@ from playwright.sync_api import Browser, Page, expect
 from site_support import PROJECT, served
 from test_navigation import site_nav
 from test_site_browser import search
+from tooling.site.config import read_site_config
 from tooling.site.i18n import catalogue_path, edition
 from tooling.site.labs import lab_pages
-from tooling.site.source import site_config
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
 NOTE = "아직 번역되지 않았습니다 (not yet translated)"
@@ -305,7 +305,7 @@ def tiny_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Four pages built with this project's i18n, search and editions settings and its theme
     overrides: English and Korean home, a snippet in both languages, a page in English only."""
     root = tmp_path_factory.mktemp("tiny-editions")
-    project = site_config(PROJECT)
+    project = read_site_config(PROJECT).data
     config = {"site_name": "Tiny", "strict": True, "exclude_docs": "part*.md\n",
               "theme": {"name": "material", "font": False, "custom_dir": "overrides",
                         "palette": project["theme"]["palette"]},  # the Korean edition names its toggles

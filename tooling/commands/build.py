@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.site.build import mkdocs_build, render_site
+from tooling.site.config import read_site_config
 from tooling.site.output import display, site_target
 
 
@@ -15,12 +16,13 @@ def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str])
 
 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:
+    site = read_site_config(root)  # the one reading of mkdocs.yml, for every step
     if not render_only:
-        site_target(root, site_dir)  # a --site-dir it must refuse is refused before anything is written
-    result = render_site(root, now=now)
+        site_target(root, site_dir, site)  # a --site-dir it must refuse is refused before anything is written
+    result = render_site(root, now=now, site=site)
     print(f"rendered {len(result.written)} page(s), {result.unchanged} unchanged, "
           f"{len(result.removed)} removed", file=sys.stderr)
     if not render_only:
-        target = mkdocs_build(root, site_dir=site_dir)
+        target = mkdocs_build(root, site, site_dir=site_dir)
         print(f"site built in {display(target)}", file=sys.stderr)
     return 0

@@ -73,7 +73,7 @@ def _compose_and_construct(path: str, text: str) -> Loaded:
             check_escaped(data, root)
         return Loaded(path, data=data, node=root)
     except yaml.MarkedYAMLError as exc:
-        return Loaded(path, findings=[_yaml_finding(path, exc)])
+        return Loaded(path, findings=[yaml_finding(path, exc)])
     except RecursionError:
         return Loaded(path, findings=[Finding(path, 1, 1, "too-deep",
                                               "nesting is too deep; expected a flat record")])
@@ -87,7 +87,8 @@ _GUARD_RULES: dict[type[yaml.MarkedYAMLError], str] = {
 }
 
 
-def _yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
+def yaml_finding(path: str, exc: yaml.MarkedYAMLError) -> Finding:
+    """A YAML error of the file at ``path`` as a located finding (records, and mkdocs.yml for the site)."""
     mark = exc.problem_mark or exc.context_mark
     line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = (exc.problem or "invalid YAML").strip()

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import UserError
-from tooling.site.history import record_history
+from tooling.site.config import SiteConfig
+from tooling.site.history import site_history
 from tooling.site.markup_check import check_site
 from tooling.site.output import discard, display, new_build_dir, site_target, swap_in
 from tooling.site.pages import GENERATED_DIR
@@ -24,22 +25,23 @@ MKDOCS_ENV = {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
 DOC_FILE = re.compile(r"^Doc file '([^']+)' (.*)\Z", re.S)
 
 
-def render_site(root: Path, *, now: datetime, checked: Checked | None = None,
+def render_site(root: Path, *, now: datetime, site: SiteConfig, checked: Checked | None = None,
                 rerender: Rerender | None = None) -> RenderResult:
-    """Validate, analyse, render. ``checked``, ``rerender``: what `tooling serve`'s last render
-    checked and rendered, done again only where the records changed."""
+    """Validate, analyse, render (``site``: mkdocs.yml as this build read it; git is asked once
+    here). ``checked``, ``rerender``: what `tooling serve`'s last render checked and rendered,
+    done again only where the records changed."""
     try:
         analysis = load_analysis(root, now=now, checked=checked)
     except UserError as exc:
         raise UserError(f"site not built: {exc}") from None
-    return render_pages(analysis, record_history(root), root=root.resolve(),
-                        out_dir=root / GENERATED_DIR, rerender=rerender)
+    return render_pages(analysis, site_history(root), root=root.resolve(),
+                        out_dir=root / GENERATED_DIR, site=site, rerender=rerender)
 
 
-def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = True) -> Path:
+def mkdocs_build(root: Path, site: SiteConfig, *, site_dir: Path | None = None, strict: bool = True) -> Path:
     """Every edition of the site (mkdocs-static-i18n builds them all in one build), checked, then
     swapped in whole (tooling.site.output): a failed build leaves the previous site as it was.
-    Returns the site folder."""
+    mkdocs reads the bytes of mkdocs.yml this build read (``site``). Returns the site folder."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -47,10 +49,10 @@ def mkdocs_build(root: Path, *, site_dir: Path | None = None, strict: bool = Tru
 
     problems = _mkdocs_logging()
     try:
-        config = load_config(str(root / "mkdocs.yml"), strict=strict)
+        config = load_config(site.stream(), strict=strict)
     except MkDocsException as exc:
-        raise UserError(f"{root / 'mkdocs.yml'}: {_said(problems, exc, root / 'docs')}") from None
-    target = site_target(root, site_dir)
+        raise UserError(f"{site.path}: {_said(problems, exc, root / 'docs')}") from None
+    target = site_target(root, site_dir, site)
     docs_dir = Path(config.docs_dir)
     config.site_dir = str(new_build_dir(target))
     try:

@@ -20,7 +20,7 @@ from typing import Any, TextIO
 from tooling.error_handler import run_handled
 from tooling.errors import UserError
 from tooling.site import notice
-from tooling.site.source import site_config
+from tooling.site.config import read_site_config
 
 PLUGIN = "playbook-editions"  # the name pyproject.toml gives tooling.site.editions.Editions
 
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
 def _made_whole(config_file: Path) -> bool:
     """Whether the site has the plugin that makes a dirty build whole (playbook-editions).
     mkdocs.yml names plugins in a list (a name, or a name with its options) or a mapping."""
-    plugins = site_config(config_file.parent).get("plugins") or []
+    plugins = read_site_config(config_file.parent).data.get("plugins") or []
     entries = list(plugins) if isinstance(plugins, (list, dict)) else []
     return any(PLUGIN == entry or (isinstance(entry, dict) and PLUGIN in entry) for entry in entries)
 

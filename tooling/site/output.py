@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.fs.writers import writer_alive
-from tooling.site.source import site_config
+from tooling.site.config import SiteConfig
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
 _AT_FDCWD = -100
@@ -34,10 +34,11 @@ def display(path: Path) -> str:
     return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
-def site_target(root: Path, site_dir: Path | None) -> Path:
+def site_target(root: Path, site_dir: Path | None, site: SiteConfig) -> Path:
     """The site folder a build replaces, checked (see :func:`check_site_dir`): ``site_dir``
-    (relative to the working folder, as a shell user means it), else mkdocs.yml's, else site/."""
-    config = site_config(root)
+    (relative to the working folder, as a shell user means it), else mkdocs.yml's (``site``),
+    else site/."""
+    config = site.data
     config_dir = root.resolve()
     docs_dir = config_dir / str(config.get("docs_dir") or "docs")
     target = Path(site_dir).resolve() if site_dir else config_dir / str(config.get("site_dir") or "site")

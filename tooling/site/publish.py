@@ -14,6 +14,7 @@ from typing import Iterator
 
 from tooling.errors import UsageError, UserError
 from tooling.site.build import DOC_FILE, MKDOCS_ENV, render_site
+from tooling.site.config import read_site_config
 
 
 # The version selector asks the server for ../versions.json, which only mike's pages branch has:
@@ -123,7 +124,7 @@ def publish(root: Path, *, version: str, alias: str, now: datetime, push: bool,
     """Render the pages, deploy them as ``version`` with ``alias``; optionally make that the
     default. On a failure the branch is put back as it was."""
     before = check_repository(root, branch=branch, push=push)
-    render_site(root, now=now)
+    render_site(root, now=now, site=read_site_config(root))
     push_args = ["--push"] if push else []
     with published_config(root) as config:
         try:

@@ -28,6 +28,7 @@ from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
 from tooling.site import charts
+from tooling.site.config import SiteConfig
 from tooling.site.escape import link, md_inline
 from tooling.site.fences import fenced
 from tooling.site.filters import code, dt, environment
@@ -40,7 +41,7 @@ from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
-from tooling.site.source import Sources, site_config
+from tooling.site.source import Sources
 from tooling.site.reference import field_reference
 from tooling.site.rerender import Rerender, templates_stamp
 
@@ -177,19 +178,19 @@ def _render_range(bounds: tuple[int, int]) -> Rendered:
 
 
 def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: Path, out_dir: Path,
-                 jobs: int | None = None, languages: tuple[str, ...] | None = None,
+                 site: SiteConfig, jobs: int | None = None, languages: tuple[str, ...] | None = None,
                  rerender: Rerender | None = None) -> RenderResult:
     """Write every page of every edition under ``out_dir`` (``languages``: by default those
-    mkdocs.yml asks for); unchanged pages are not touched, stale ones removed. ``rerender``:
-    what `tooling serve`'s last render was made from, so that pages made from the same are
-    not rendered again."""
+    mkdocs.yml asks for; ``site``: mkdocs.yml as the build read it); unchanged pages are not
+    touched, stale ones removed. ``rerender``: what `tooling serve`'s last render was made
+    from, so that pages made from the same are not rendered again."""
     global _JOB
-    sources = Sources(root, analysis.records, history)
+    sources = Sources(root, analysis.records, history, site)
     editions = []
     templates = templates_stamp(TEMPLATES)
     if rerender is not None:
         rerender.begin()
-    for lang in languages or site_languages(site_config(root)):
+    for lang in languages or site_languages(site.data):
         t = edition(lang)
         shown = localised(analysis, t)  # the same analysis, with translated ladders and stack
         pages = [(i, relative, item) for i, page_type in enumerate(PAGE_TYPES)

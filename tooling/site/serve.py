@@ -18,6 +18,7 @@ from tooling.records.layout import repository_files
 from tooling.site import notice
 from tooling.rules.validate import Checked
 from tooling.site.build import MKDOCS_ENV, render_site
+from tooling.site.config import read_site_config
 from tooling.site.page_files import RenderResult
 from tooling.site.rerender import Rerender
 from tooling.site.listen import check_address, server_command
@@ -46,7 +47,8 @@ class Renders:
         self.checked, self.pages = Checked(), Rerender()
 
     def render(self, root: Path, now: datetime) -> RenderResult:
-        return render_site(root, now=now, checked=self.checked, rerender=self.pages)
+        # mkdocs.yml read again each time: an edit of it reaches the pages as one of a record does
+        return render_site(root, now=now, site=read_site_config(root), checked=self.checked, rerender=self.pages)
 
 
 def rerender(root: Path, now: datetime | None, log: Callable[[str], None], shown: Path, renders: Renders) -> None:

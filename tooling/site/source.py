@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin
 
-import yaml
 from pathspec import GitIgnoreSpec
 
 from tooling.records.model import Record
+from tooling.site.config import SiteConfig
 from tooling.site.history import Change
 from tooling.site.pages import GENERATED_DIR
 
@@ -33,22 +33,6 @@ class Source:
     path: str  # the record's file, relative to the repository root, with '/' separators
     edit_url: str | None  # None when mkdocs.yml names no repository
     updated: str  # when the file last changed, in UTC: '2026-11-29 12:00 UTC'
-
-
-class _Loader(yaml.SafeLoader):
-    """mkdocs.yml may hold tags for mkdocs itself (!ENV, !!python/name:...): read them as null."""
-
-
-_Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
-def site_config(root: Path) -> dict[str, Any]:
-    try:
-        data = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
-    except FileNotFoundError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def edit_base(config: dict[str, Any]) -> str | None:
@@ -78,12 +62,12 @@ def with_front_matter(text: str, fields: dict[str, str]) -> str:
 class Sources:
     """The ``source(record)`` template global and the front matter of every generated page."""
 
-    def __init__(self, root: Path, records: list[Record], history: dict[str, list[Change]]) -> None:
-        config = site_config(root)
+    def __init__(self, root: Path, records: list[Record], history: dict[str, list[Change]],
+                 site: SiteConfig) -> None:
+        config = site.data
         self.root = Path(os.path.realpath(root))
         self.roots = (Path(os.path.abspath(root)), self.root)  # records name it either way
-        self.history = history
-        self.labs = _lab_history(self.root)
+        self.history = history  # records and labs (tooling.site.history), by absolute path
         self.edit_base = edit_base(config)
         docs_dir = str(config.get("docs_dir") or "docs")
         self.docs_prefix = Path(os.path.relpath(GENERATED_DIR, docs_dir)).as_posix() + "/"
@@ -109,7 +93,7 @@ class Sources:
         if isinstance(record, Record):
             origin, path = self._relative(record.path), record.path
         elif (origin := _lab_origin(relative)) is not None:
-            path = str(self.root / origin)
+            path = str(self.roots[0] / origin)  # the history's key: under the root as given, made absolute
         else:  # drawn from many records
             return with_front_matter(text, {"revision_date": self.newest})
         fields = {"revision_date": stamp(self._changed(path))}
@@ -130,8 +114,7 @@ class Sources:
 
     def _changed(self, path: str) -> datetime:
         """The file's last commit, or its modification time while it is not committed."""
-        key = os.path.normpath(os.path.abspath(path))
-        changes = self.history.get(key) or self.labs.get(key)
+        changes = self.history.get(os.path.normpath(os.path.abspath(path)))
         if changes:
             return datetime.fromisoformat(changes[0].date)
         try:
@@ -153,22 +136,3 @@ def _lab_origin(relative: str) -> str | None:
         return None
     readme = f"README{page['lang'] or ''}.md"
     return f"labs/{readme}" if page["name"] == "index" else f"labs/{page['name']}/{readme}"
-
-
-def _lab_history(root: Path) -> dict[str, list[Change]]:
-    """{absolute path: [last change]} for the files under labs/: one `git log` per render."""
-    try:
-        import git
-        repo = git.Repo(root, search_parent_directories=True)
-        top = Path(repo.working_tree_dir or root)
-        out = repo.git.log("--name-only", "--no-renames", "--format=@@%aI", "--", str(root / "labs"))
-    except Exception:  # no git or no commits: pages are dated by their files instead
-        return {}
-    dates: dict[str, list[Change]] = {}
-    when = ""
-    for line in out.splitlines():
-        if line.startswith("@@"):
-            when = line[2:]
-        elif line.strip():
-            dates.setdefault(os.path.normpath(top / line.strip()), [Change("", "", when, "")])
-    return dates
