@@ -1,24 +1,44 @@
-"""One module per subcommand; :func:`dispatch` calls the one the command line named.
+"""One module per subcommand, the whole command in it: its name and help (``NAME``, ``HELP``),
+its arguments (``add_arguments(parser)``) and ``run(args, *, root, now, argv)``, which turns them
+into keyword-only calls of importable functions (the logic lives outside this package).
 
-Each command converts its arguments into keyword-only calls of importable functions and
-turns their errors into its own words; the logic lives outside this package.
+Every command's parser is built at each start (``tooling --help`` lists them all), so a command
+module imports at its top only what its parser needs; the modules of the work are imported where
+the work is, for the one command that runs (a start stays about 0.1 s, not 0.7 s).
+:func:`dispatch` runs the command the command line named.
 """
 from __future__ import annotations
 
 import argparse
 from datetime import datetime
 from importlib import import_module
+from types import ModuleType
 
 from tooling.records.layout import find_root
 
-# command -> module in this package; each module has `run(args, *, root, now, argv)`
-MODULES = {
-    "validate": "validate", "new-incident": "new_incident", "new-postmortem": "new_postmortem",
-    "new-run": "new_run", "set": "set_fields", "build": "build", "serve": "serve", "publish": "publish",
-    "repeats": "repeats", "review": "review", "budget": "budget", "stacks": "stacks", "triage": "triage",
-    "scan": "scan", "watch": "watch", "import": "import_history", "export": "export", "report": "report", "job": "job",
-    "watchdog": "watchdog",
-}
+# the modules of this package that are commands, in the order `tooling --help` lists them; a new
+# command is a module and its line here
+COMMANDS = (
+    "validate", "new_incident", "new_postmortem", "new_run", "set_fields", "report", "job",
+    "scan", "watch", "import_history", "export",
+    "build", "serve", "publish",
+    "repeats", "review", "budget",
+    "stacks", "triage", "watchdog",
+)
+
+
+def modules() -> list[ModuleType]:
+    return [import_module(f"{__name__}.{name}") for name in COMMANDS]
+
+
+def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Each command's parser, from its module (``common``: the options every command takes)."""
+    for module in modules():
+        module.add_arguments(sub.add_parser(module.NAME, parents=[common], help=module.HELP))
+
+
+def module_of(command: str) -> ModuleType:
+    return next(module for module in modules() if module.NAME == command)
 
 
 def clock(args: argparse.Namespace) -> datetime:
@@ -28,5 +48,4 @@ def clock(args: argparse.Namespace) -> datetime:
 
 def dispatch(args: argparse.Namespace, argv: list[str]) -> int:
     root = args.root.resolve() if args.root else find_root()
-    module = import_module(f"tooling.commands.{MODULES[args.command]}")
-    return module.run(args, root=root, now=clock(args), argv=argv)
+    return module_of(args.command).run(args, root=root, now=clock(args), argv=argv)

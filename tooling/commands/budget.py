@@ -5,16 +5,28 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from tooling.analysis import load_analysis
 from tooling.errors import UsageError
 from tooling.records.findings import excerpt
 
+NAME = "budget"
+HELP = "a run's budget: GPU time with the failure buffer, storage, egress, people"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", nargs="?", metavar="RUN", help="run id (default: every run with a budget)")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return budget_command(args.run, root=root, now=now)
+
 
 def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tooling.analysis import load_analysis
+
     cards = [c for c in load_analysis(root, now=now).runs if c.budget is not None]
     if run_id is not None:
         known = [c.id for c in cards]
@@ -42,7 +54,3 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     if not cards:
         console.print("No run page has a budget section.")
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return budget_command(args.run, root=root, now=now)

@@ -6,9 +6,13 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from tooling.site.build import mkdocs_build, render_site
-from tooling.site.config import read_site_config
-from tooling.site.output import display, site_target
+NAME = "build"
+HELP = "validate, render the generated pages and build the site (strict)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--site-dir", type=Path, help="where to write the site (default: site/)")
+    parser.add_argument("--render-only", action="store_true", help="only write docs/generated/, skip mkdocs")
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
@@ -16,6 +20,10 @@ def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str])
 
 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:
+    from tooling.site.build import mkdocs_build, render_site
+    from tooling.site.config import read_site_config
+    from tooling.site.output import display, site_target
+
     site = read_site_config(root)  # the one reading of mkdocs.yml, for every step
     if not render_only:
         site_target(root, site_dir, site)  # a --site-dir it must refuse is refused before anything is written

@@ -10,9 +10,20 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.fs.atomic import replace_file
-from tooling.intake.export import export_jsonl, not_an_export
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import record_stem
+
+NAME = "export"
+HELP = "write every incident as one JSON object per line"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--jsonl", action="store_true", required=True, help="JSON Lines (the only format so far)")
+    parser.add_argument("--output", "-o", type=Path, metavar="FILE", help="(default, or -: standard output)")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return export_command(root=root, now=now, output=args.output)
 
 
 def _refuse_a_record(root: Path, output: Path) -> None:
@@ -30,6 +41,8 @@ def _refuse_what_is_not_an_export(output: Path) -> None:
     """Only an earlier export is replaced: `-o mkdocs.yml` (or any file a typo names) replaced
     the site's config with JSON Lines. A file that does not exist yet is made; a device or pipe
     is written to; a loop of links is the error of the file system."""
+    from tooling.intake.export import not_an_export
+
     try:
         mode = os.stat(output).st_mode
     except FileNotFoundError:
@@ -53,6 +66,8 @@ def _special(output: Path) -> bool:
 
 
 def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
+    from tooling.intake.export import export_jsonl
+
     if output == Path("-"):  # `-o -`: standard output, as the help's default says; never a file named '-'
         output = None
     if output is not None:
@@ -72,7 +87,3 @@ def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
         replace_file(output, text)  # a reader never sees half an export; a failed one leaves the old file
     print(f"exported {count} incident{'s' * (count != 1)} to {output}", file=sys.stderr)
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return export_command(root=root, now=now, output=args.output)

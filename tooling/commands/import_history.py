@@ -7,12 +7,28 @@ from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 
-from tooling.intake.importing import carry_out, one_at_a_time, plan_import
 from tooling.messages import counted
+
+NAME = "import"
+HELP = "bring a team's incident history in from CSV, JSONL or a markdown table"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE")
+    parser.add_argument("--mapping", type=Path, metavar="MAP.yaml", help="which column is which field, and how values map")
+    parser.add_argument("--format", choices=["csv", "jsonl", "markdown"], help="(default: from the file name)")
+    parser.add_argument("--dry-run", action="store_true", help="report what would be written, write nothing")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return import_command(args.file, root=root, now=now, mapping=args.mapping, fmt=args.format,
+                          dry_run=args.dry_run)
 
 
 def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | None, fmt: str | None,
                    dry_run: bool) -> int:
+    from tooling.intake.importing import carry_out, one_at_a_time, plan_import
+
     with nullcontext() if dry_run else one_at_a_time(root):  # a dry run writes nothing: no turn to take
         plan = plan_import(file, root=root, now=now, mapping_path=mapping, fmt=fmt)
         counts = carry_out(plan, root=root, now=now, dry_run=dry_run, say=print)
@@ -25,8 +41,3 @@ def import_command(file: Path, *, root: Path, now: datetime, mapping: Path | Non
           f"{counted(counts.guesses, 'guess', 'guesses')}, {counted(counts.unmapped, 'unmapped value')}",
           file=sys.stderr)
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return import_command(args.file, root=root, now=now, mapping=args.mapping, fmt=args.format,
-                          dry_run=args.dry_run)

@@ -13,6 +13,27 @@ from tooling.records.findings import excerpt
 from tooling.slurm import signals
 from tooling.slurm.signals import Catcher
 
+NAME = "job"
+HELP = ("run a SLURM job's trainer; its start, signals, requeue, end and a failure's draft incident go into the "
+        "run record")
+TRAILING = "trainer"  # takes the words after `--` that argparse leaves when options came before them
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
+    parser.add_argument("--log", type=Path, metavar="FILE",
+                        help="the job's output, read for the failure when it fails (default: its StdOut, from scontrol)")
+    hook = parser.add_mutually_exclusive_group()
+    hook.add_argument("--prolog", dest="hook", action="store_const", const="prolog",
+                      help="record the job's start, as slurmd's Prolog (scripts/slurm/prolog)")
+    hook.add_argument("--epilog", dest="hook", action="store_const", const="epilog",
+                      help="record the job's end, as slurmd's Epilog (scripts/slurm/epilog)")
+    parser.add_argument("trainer", nargs="*", metavar="-- COMMAND", help="the trainer and its arguments, after --")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return job_command(args, root=root, now=now)
+
 
 def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
     command = args.trainer[1:] if args.trainer[:1] == ["--"] else args.trainer
@@ -44,7 +65,3 @@ def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
         return run_job(command, root=root, run=args.run, log=args.log, clock=clock, catcher=catcher)
     finally:
         catcher.restore()
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return job_command(args, root=root, now=now)

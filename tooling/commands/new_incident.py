@@ -11,24 +11,50 @@ import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tooling.analysis.likely import NOT_SHOWN, LikelyRepeats
+from tooling import arguments
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import FieldError, UserError
-from tooling.logs.chunks import display
-from tooling.logs.drafts import Draft
-from tooling.logs.scan import scan_logs
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
-from tooling.writers.filing import file_all, incident_values, summary
-from tooling.writers.scaffold import new_incident, require_run
 
+if TYPE_CHECKING:
+    from tooling.analysis.likely import LikelyRepeats
+    from tooling.logs.drafts import Draft
+
+NAME = "new-incident"
+HELP = "scaffold incidents/INC-NNNN.yaml"
 FLAGS = {
     "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",
     "layer": "--layer", "signatures": "--signature", "nodes": "--node", "ranks": "--rank",
     "detected_at": "--detected-at", "reported_by": "--reported-by",
 }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--title")
+    parser.add_argument("--run", help="id of the training run (runbooks/runs/<id>.yaml)")
+    parser.add_argument("--severity", help="sev1 | sev2 | sev3 | sev4")
+    parser.add_argument("--symptom", help="nan | hang | divergence | crash | slowdown | data | infra | checkpoint | other")
+    parser.add_argument("--layer", help="layer of the stack where the cause sat (default: unknown)")
+    parser.add_argument("--signature", action="append", dest="signatures", metavar="TEXT",
+                        help="verbatim error signature from the logs (repeatable)")
+    parser.add_argument("--node", action="append", dest="nodes", metavar="HOST", help="affected node (repeatable)")
+    parser.add_argument("--rank", action="append", dest="ranks", type=arguments.natural, metavar="N",
+                        help="affected rank (repeatable)")
+    parser.add_argument("--detected-at", help="when it was noticed (default: now), e.g. 2026-03-14T02:47:00+00:00")
+    parser.add_argument("--reported-by", help="who files it (default: $USER)")
+    parser.add_argument("--from-log", type=Path, metavar="FILE",
+                        help="fill signatures, failure mode, nodes, ranks and times from a log (dmesg, NCCL, "
+                             "SLURM output, tracebacks); one incident per distinct failure found")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    options = {name: getattr(args, name) for name in FLAGS}
+    if args.from_log is not None:
+        return from_log_command(root=root, now=now, log=args.from_log, **options)
+    return new_incident_command(root=root, now=now, **options)
 
 
 def _asks(root: Path) -> list[Ask]:
@@ -44,6 +70,8 @@ def _asks(root: Path) -> list[Ask]:
 
 def _show_likely_repeats(likely: LikelyRepeats, incident_id: str) -> None:
     """Help the person filing see at once whether this failure happened before."""
+    from tooling.analysis.likely import NOT_SHOWN
+
     lines = likely.lines(incident_id)
     if lines is None:
         print(NOT_SHOWN, file=sys.stderr)
@@ -52,6 +80,9 @@ def _show_likely_repeats(likely: LikelyRepeats, incident_id: str) -> None:
 
 
 def new_incident_command(*, root: Path, now: datetime, interactive: bool | None = None, **options: Any) -> int:
+    from tooling.analysis.likely import LikelyRepeats
+    from tooling.writers.scaffold import new_incident
+
     values = fill(_asks(root), options, interactive=interactive)
     try:
         path = new_incident(root=root, now=now, **values)
@@ -64,6 +95,12 @@ def new_incident_command(*, root: Path, now: datetime, interactive: bool | None 
 
 def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool | None = None,
                      **options: Any) -> int:
+    from tooling.analysis.likely import LikelyRepeats
+    from tooling.logs.chunks import display
+    from tooling.logs.scan import scan_logs
+    from tooling.writers.filing import file_all
+    from tooling.writers.scaffold import require_run
+
     if options.get("run"):  # a wrong run is said before the log is read, not after
         try:
             require_run(root, options["run"])
@@ -88,6 +125,8 @@ def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool 
 def _incidents(root: Path, drafts: list[Draft], options: dict[str, Any], interactive: bool | None) -> list[dict[str, Any]]:
     """The values of each incident: the log's, overridden by the flags given; the run asked
     once, the severity of each failure asked after showing it (all before anything is written)."""
+    from tooling.writers.filing import incident_values, summary
+
     asks = {ask.name: ask for ask in _asks(root)}
     run = fill([asks["run"]], {"run": options.get("run")}, interactive=interactive)["run"]
     given = {name: value for name, value in options.items() if value not in (None, "", [])}
@@ -100,10 +139,3 @@ def _incidents(root: Path, drafts: list[Draft], options: dict[str, Any], interac
             values.update(fill([asks["severity"]], {}, interactive=interactive))
         incidents.append(values)
     return incidents
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    options = {name: getattr(args, name) for name in FLAGS}
-    if args.from_log is not None:
-        return from_log_command(root=root, now=now, log=args.from_log, **options)
-    return new_incident_command(root=root, now=now, **options)

@@ -6,20 +6,29 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import FieldError
-from tooling.writers.scaffold import new_postmortem
 
+NAME = "new-postmortem"
+HELP = "scaffold incidents/PM-NNNN.yaml for incidents"
 SOURCES = {"incidents": "INCIDENT-ID", "title": "--title", "authors": "--author"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("incidents", nargs="+", metavar="INCIDENT-ID")
+    parser.add_argument("--title")
+    parser.add_argument("--author", action="append", dest="authors", metavar="NAME")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return new_postmortem_command(args.incidents, root=root, now=now, title=args.title, authors=args.authors)
 
 
 def new_postmortem_command(incidents: list[str], *, root: Path, now: datetime, title: str | None,
                            authors: list[str] | None) -> int:
+    from tooling.writers.scaffold import new_postmortem
+
     try:
         path = new_postmortem(root=root, now=now, incidents=incidents, title=title, authors=authors)
     except FieldError as exc:
         raise exc.naming(SOURCES) from None
     print(f"created {path.relative_to(root)}")
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return new_postmortem_command(args.incidents, root=root, now=now, title=args.title, authors=args.authors)

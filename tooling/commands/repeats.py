@@ -5,14 +5,25 @@ import argparse
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-from tooling.analysis import Analysis, Candidate, load_analysis
 from tooling.messages import render
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from tooling.analysis import Analysis, Candidate
+
+NAME = "repeats"
+HELP = "failures seen more than once, ranked as automation candidates"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return repeats_command(root=root, now=now, as_json_output=args.json)
 
 
 def as_json(analysis: Analysis) -> dict[str, Any]:
@@ -34,6 +45,9 @@ def _candidate(rank: int, c: Candidate) -> dict[str, Any]:
 
 
 def _table(analysis: Analysis) -> Table:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(title="Automation candidates: the same failure more than once", show_lines=True)
     for heading in ("#", "Incidents", "Failure", "GPU-h", "Steps", "Hours to resolve", "Automate", "State"):
         table.add_column(heading, overflow="fold", justify="right" if heading in ("#", "GPU-h", "Steps") else "left")
@@ -48,6 +62,12 @@ def _table(analysis: Analysis) -> Table:
 
 
 def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from tooling.analysis import load_analysis
+
     analysis = load_analysis(root, now=now)
     if as_json_output:
         print(json.dumps(as_json(analysis), indent=2))
@@ -66,7 +86,3 @@ def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
                            escape(f"tooling set {s.incident} repeat_of={s.similar}"))
         console.print(likely)
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return repeats_command(root=root, now=now, as_json_output=args.json)

@@ -11,13 +11,41 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tooling import arguments
 from tooling.errors import UsageError
-from tooling.slurm.job import job_id as slurm_job_id
-from tooling.writers.feed_writes import feed_run, step_values
+from tooling.records.runs import SAMPLE_EVERY
 
+NAME = "report"
+HELP = "record a run's progress, checkpoint or scheduler event in its run record (for non-Python loops and hooks)"
 PROGRESS = ("loss", "tokens", "tokens_per_s", "total_steps")
 EVENT = ("job_id", "host", "exit_code", "state", "signal", "incident", "detail")
 ONLY_FOR = {"exit_code": "end", "state": "end", "incident": "end", "signal": "signal"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
+    parser.add_argument("--step", type=arguments.natural, help="the step reached")
+    parser.add_argument("--loss", type=arguments.finite, help="training loss at that step")
+    parser.add_argument("--tokens", type=arguments.natural, help="tokens seen so far")
+    parser.add_argument("--tokens-per-s", type=arguments.non_negative, help="throughput, tokens per second for the whole job")
+    parser.add_argument("--total-steps", type=arguments.positive, help="planned steps")
+    parser.add_argument("--checkpoint-step", type=arguments.natural, help="step of the newest good checkpoint")
+    parser.add_argument("--checkpoint-path", help="where that checkpoint is")
+    parser.add_argument("--checkpoint-verified", action="store_true", help="its checksum was verified after writing")
+    parser.add_argument("--event", choices=["start", "signal", "requeue", "end"], help="a scheduler event")
+    parser.add_argument("--job-id", help="the job's id (default: $SLURM_JOB_ID, or ARRAY_TASK for an array task)")
+    parser.add_argument("--host", help="node of the event")
+    parser.add_argument("--exit-code", type=int, help="exit code, for --event end (128+N for signal N)")
+    parser.add_argument("--state", help="SLURM state, for --event end (COMPLETED, FAILED, TIMEOUT, ...)")
+    parser.add_argument("--signal", help="signal name, for --event signal (USR1, TERM)")
+    parser.add_argument("--incident", help="the incident drafted for a failed end, for --event end")
+    parser.add_argument("--detail", help="anything else worth one line, for --event")
+    parser.add_argument("--sample-every", type=arguments.seconds, default=SAMPLE_EVERY, metavar="SECONDS",
+                        help="keep one progress sample per this many seconds (default: %(default)g)")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return report_command(args, root=root, now=now)
 
 
 def flag(name: str) -> str:
@@ -51,6 +79,8 @@ def _check(args: argparse.Namespace) -> None:
 
 def job_id(given: str | None) -> str:
     """--job-id, else this SLURM job's id (1234, or 1234_5 for an array task)."""
+    from tooling.slurm.job import job_id as slurm_job_id
+
     if given:
         return given
     found = slurm_job_id()
@@ -61,6 +91,8 @@ def job_id(given: str | None) -> str:
 
 def values(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of feed_run that the options give."""
+    from tooling.writers.feed_writes import step_values
+
     out: dict[str, Any] = {}
     if args.step is not None:
         out["progress"], out["sample"] = step_values(args.step, total_steps=args.total_steps, loss=args.loss,
@@ -76,11 +108,9 @@ def values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def report_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
+    from tooling.writers.feed_writes import feed_run
+
     _check(args)
     path = feed_run(root, args.run, now=now, sample_every=args.sample_every, **values(args))
     print(f"updated {path.relative_to(root)}")
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return report_command(args, root=root, now=now)

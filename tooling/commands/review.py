@@ -5,17 +5,34 @@ import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tooling.analysis import Analysis, PostmortemView, load_analysis
-from tooling.analysis.review import ReviewFinding, TransitionError, review, transition
 from tooling.errors import UsageError, UserError
 from tooling.records.findings import Finding, excerpt
-from tooling.records.load import parse_text
 from tooling.records.locate import locate, locate_text
 from tooling.records.model import Record
-from tooling.writers.edit import edited_text, rewrite
 
+if TYPE_CHECKING:
+    from tooling.analysis import Analysis, PostmortemView
+    from tooling.analysis.review import ReviewFinding
+
+NAME = "review"
+HELP = "check a postmortem is complete and blameless; submit or approve it"
 DONE = {"submit": "submitted for review", "approve": "approved"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("postmortem", metavar="POSTMORTEM-ID")
+    step = parser.add_mutually_exclusive_group()
+    step.add_argument("--submit", action="store_true", help="draft -> in-review, if there are no findings")
+    step.add_argument("--approve", action="store_true", help="in-review -> reviewed, if there are no findings")
+    parser.add_argument("--reviewer", action="append", dest="reviewers", metavar="NAME",
+                        help="who approves (repeatable; with --approve)")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    action = "submit" if args.submit else "approve" if args.approve else None
+    return review_command(args.postmortem, root=root, now=now, action=action, reviewers=args.reviewers)
 
 
 def _located(path: str, finding: ReviewFinding) -> Finding:
@@ -39,6 +56,10 @@ def _transition(pm: PostmortemView, action: str, reviewers: list[str], *, univer
     """Decided on the file as it is under the record's lock, not as it was read for the review:
     of two approvals at once, the second sees 'reviewed' and is refused, instead of replacing
     the first one's reviewers with its own."""
+    from tooling.analysis.review import TransitionError, transition
+    from tooling.records.load import parse_text
+    from tooling.writers.edit import edited_text, rewrite
+
     path = pm.record.path
 
     def change(text: str) -> str:
@@ -53,6 +74,9 @@ def _transition(pm: PostmortemView, action: str, reviewers: list[str], *, univer
 
 def review_command(postmortem_id: str, *, root: Path, now: datetime, action: str | None,
                    reviewers: list[str] | None) -> int:
+    from tooling.analysis import load_analysis
+    from tooling.analysis.review import review
+
     if reviewers and action != "approve":  # else the names would be dropped without a word
         raise UsageError("--reviewer: only with --approve; expected --approve --reviewer NAME")
     if action == "approve" and not reviewers:
@@ -72,8 +96,3 @@ def review_command(postmortem_id: str, *, root: Path, now: datetime, action: str
     done = DONE[action] + (f" by {', '.join(reviewers or [])}" if action == "approve" else "")
     print(f"{pm.id}: {done}", file=sys.stderr)
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    action = "submit" if args.submit else "approve" if args.approve else None
-    return review_command(args.postmortem, root=root, now=now, action=action, reviewers=args.reviewers)

@@ -13,21 +13,39 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooling.errors import FieldError, UsageError
-from tooling.logs.drafts import MAX_DRAFTS, Draft
-from tooling.logs.scan import ScanResult, scan_logs
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
-from tooling.writers.filing import as_json, file_all, summary, values_for
-from tooling.writers.scaffold import require_run
 
+if TYPE_CHECKING:
+    from tooling.logs.drafts import Draft
+    from tooling.logs.scan import ScanResult
+
+NAME = "scan"
+HELP = "find failures in raw logs and draft one incident per distinct failure"
 SOURCES = {"run": "--run", "cluster": "--cluster"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log files (- for standard input)")
+    parser.add_argument("--write", action="store_true", help="file the drafts as incidents (default: only show them)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--run", help="the run the drafts belong to (runbooks/runs/<id>.yaml)")
+    where.add_argument("--cluster", help="file the drafts with scope cluster, under this cluster name")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return scan_command(root=root, now=now, logs=args.logs, write=args.write, run=args.run,
+                        cluster=args.cluster, as_json=args.json)
 
 
 def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, Any]:
     """Where filed incidents go, checked before the logs are read (a long scan is not lost)."""
+    from tooling.writers.scaffold import require_run
+
     try:
         if cluster is not None:
             spec = field_spec("incident", "cluster")
@@ -53,6 +71,8 @@ def _nowhere_to_file(*, run: str | None, cluster: str | None) -> None:
 
 
 def report(result: ScanResult) -> list[str]:
+    from tooling.writers.filing import summary
+
     lines = [f"{log.name}: {_count(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
     lines.append(f"{_count(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
                  (f"; {_count(result.consequences, 'more line')} taken as their aftermath (a rank that aborts "
@@ -68,6 +88,10 @@ def _count(number: int, noun: str) -> str:
 
 def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,
                  cluster: str | None, as_json: bool) -> int:
+    from tooling.logs.drafts import MAX_DRAFTS
+    from tooling.logs.scan import scan_logs
+    from tooling.writers.filing import file_all, values_for
+
     if not write:
         _nowhere_to_file(run=run, cluster=cluster)
     where = placement(root, run=run, cluster=cluster) if write else None
@@ -91,10 +115,7 @@ def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, ru
 
 
 def as_json_with(draft: Draft, path: Path | None, root: Path) -> dict[str, Any]:
+    from tooling.writers.filing import as_json
+
     data = as_json(draft)
     return {**data, "incident": str(path.relative_to(root))} if path else data
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return scan_command(root=root, now=now, logs=args.logs, write=args.write, run=args.run,
-                        cluster=args.cluster, as_json=args.json)

@@ -7,18 +7,42 @@ import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tooling.diagnose import rank_dumps
-from tooling.diagnose.stacks import RankStack, classes, incident_values, outliers, report
+from tooling import arguments
 from tooling.errors import FieldError, UsageError
 from tooling.records.findings import excerpt
-from tooling.writers.scaffold import new_incident, require_run
 
+if TYPE_CHECKING:
+    from tooling.diagnose.stacks import RankStack
+
+NAME = "stacks"
+HELP = "py-spy every rank, group identical stacks, name the hung rank"
 SOURCES = {"run": "--incident"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--pid", type=arguments.natural, help="PID of torchrun: its children are the ranks")
+    where.add_argument("--pids", type=arguments.pid_list, help="rank PIDs, comma-separated")
+    where.add_argument("--slurm-job", metavar="JOBID", help="the job's rank processes on this node")
+    where.add_argument("--dumps", nargs="+", type=Path, metavar="FILE",
+                       help="saved py-spy dumps (text or --json), one per rank, e.g. rank-3.json")
+    parser.add_argument("--save-dumps", type=Path, metavar="DIR", help="also keep each rank's dump here")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--incident", metavar="RUN", help="draft a hang incident for this run from the result")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return stacks_command(root=root, now=now, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
+                          dumps=args.dumps, save_dir=args.save_dumps, as_json=args.json,
+                          incident_run=args.incident, argv=argv)
 
 
 def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, dumps: list[Path] | None,
             save_dir: Path | None) -> list[RankStack]:
+    from tooling.diagnose import rank_dumps
+
     if dumps:
         return rank_dumps.from_files(dumps)
     if pid is not None:
@@ -43,6 +67,9 @@ def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, d
 def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int] | None, slurm_job: str | None,
                    dumps: list[Path] | None, save_dir: Path | None, as_json: bool, incident_run: str | None,
                    argv: list[str]) -> int:
+    from tooling.diagnose.stacks import classes, outliers, report
+    from tooling.writers.scaffold import require_run
+
     if incident_run is not None:
         try:
             require_run(root, incident_run)
@@ -70,11 +97,8 @@ def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int
 
 
 def _draft(root: Path, now: datetime, stacks: list[RankStack], run: str, argv: list[str]) -> Path:
+    from tooling.diagnose.stacks import incident_values
+    from tooling.writers.scaffold import new_incident
+
     return new_incident(root=root, now=now, run=run, actions=[f"tooling {shlex.join(argv)}"],
                         **incident_values(stacks))
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return stacks_command(root=root, now=now, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
-                          dumps=args.dumps, save_dir=args.save_dumps, as_json=args.json,
-                          incident_run=args.incident, argv=argv)

@@ -7,15 +7,31 @@ import socket
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tooling.diagnose.triage import StepResult, triage
+from tooling import arguments
 from tooling.errors import FieldError, UserError
 from tooling.records.kinds import KINDS
 from tooling.records.layout import SUFFIXES, path_of
-from tooling.rules.validate import validate
-from tooling.writers.scaffold import new_incident, require_run
 
+if TYPE_CHECKING:
+    from tooling.diagnose.triage import StepResult
+
+NAME = "triage"
+HELP = "walk a diagnostic ladder on this machine, cheapest check first"
 SOURCES = {"run": "--incident"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("symptom", choices=["nan", "hang", "divergence", "crash", "checkpoint", "slowdown"])
+    parser.add_argument("--pid", type=arguments.natural, help="PID of a training process, for the py-spy checks")
+    parser.add_argument("--timeout", type=arguments.seconds, default=5.0, help="seconds per check (default: %(default)s)")
+    parser.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return triage_command(args.symptom, root=root, now=now, pid=args.pid, timeout=args.timeout,
+                          incident_run=args.incident, argv=argv)
 
 
 def _print(result: StepResult, total: int) -> None:
@@ -33,6 +49,8 @@ def _print(result: StepResult, total: int) -> None:
 
 def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:
     """The ladder for ``symptom``, validated like every record: a broken one is reported where it breaks."""
+    from tooling.rules.validate import validate
+
     folder = KINDS["ladder"].directory
     if not any((root / folder / f"{symptom}{suffix}").is_file() for suffix in SUFFIXES):
         raise UserError(f"{folder}/{symptom}.yaml: no such file; expected the {symptom} ladder there "
@@ -47,6 +65,9 @@ def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:
 
 def triage_command(symptom: str, *, root: Path, now: datetime, pid: int | None, timeout: float,
                    incident_run: str | None, argv: list[str]) -> int:
+    from tooling.diagnose.triage import triage
+    from tooling.writers.scaffold import new_incident, require_run
+
     if incident_run is not None:
         try:
             require_run(root, incident_run)
@@ -70,8 +91,3 @@ def triage_command(symptom: str, *, root: Path, now: datetime, pid: int | None, 
             raise exc.naming(SOURCES) from None
         print(f"drafted {created.relative_to(root)}", file=sys.stderr)
     return 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return triage_command(args.symptom, root=root, now=now, pid=args.pid, timeout=args.timeout,
-                          incident_run=args.incident, argv=argv)

@@ -7,13 +7,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
+from tooling import arguments
 from tooling.messages import counted
 from tooling.records.findings import Severity
 from tooling.records.layout import record_dirs
-from tooling.rules.validate import validate
+
+NAME = "validate"
+HELP = "check records against their schemas and each other"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", help="files or folders (default: incidents/ and runbooks/)")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    parser.add_argument("-j", "--jobs", type=arguments.positive, help="worker processes (default: one per core)")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return validate_command(args.paths, root=root, now=now, strict=args.strict, jobs=args.jobs)
 
 
 def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict: bool, jobs: int | None) -> int:
+    from tooling.rules.validate import validate
+
     targets = [Path(p) for p in paths] or record_dirs(root)
     report = validate(targets, root=root, now=now, jobs=jobs)
     problems = report.problems(strict=strict)
@@ -29,7 +44,3 @@ def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict:
         summary += f" ({counted(len(problems) - errors - warnings, 'suggestion')})"
     print(summary, file=sys.stderr)
     return 1 if errors else 0
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return validate_command(args.paths, root=root, now=now, strict=args.strict, jobs=args.jobs)

@@ -23,20 +23,50 @@ import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from tooling.analysis.incidents import where_of
+from tooling import arguments
 from tooling.commands.scan import placement
 from tooling.errors import UsageError
-from tooling.watch import state as offsets
-from tooling.watch.files import check_log
-from tooling.watch.occurrences import Outcome
-from tooling.watch.watcher import StallRule, Watcher, loop, stall_text
+from tooling.records.runs import STALL_AFTER_MINUTES
+
+if TYPE_CHECKING:
+    from tooling.watch.occurrences import Outcome
+
+NAME = "watch"
+HELP = ("follow logs like tail -F; file each failure as it happens, a recurrence as an occurrence, a stall as "
+        "a hang")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logs", nargs="+", type=Path, metavar="LOG", help="log files (followed across rotation)")
+    place = parser.add_mutually_exclusive_group(required=True)
+    place.add_argument("--run", help="the run the incidents belong to (runbooks/runs/<id>.yaml)")
+    place.add_argument("--cluster", help="file the incidents with scope cluster, under this cluster name")
+    parser.add_argument("--stall-after", type=arguments.minutes, metavar="MINUTES", help="no progress line for this "
+                        f"long is a hang (default: the run record's feed.stall_after_minutes, else {STALL_AFTER_MINUTES})")
+    parser.add_argument("--once", action="store_true", help="read what the logs hold now, file it, exit")
+    parser.add_argument("--interval", type=arguments.seconds, default=1.0, metavar="SECONDS",
+                        help="between polls (default: %(default)g)")
+    parser.add_argument("--state", type=Path, metavar="FILE", help="the offset file (default: one per repository, "
+                        "run and logs in $XDG_STATE_HOME/tooling/watch/)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line per incident created or updated")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    return watch_command(root=root, now=now, logs=args.logs, run_id=args.run, cluster=args.cluster,
+                         stall_after=args.stall_after, state=args.state, once=args.once,
+                         interval=args.interval, as_json=args.json)
 
 
 def watch_command(*, root: Path, now: datetime, logs: list[Path], run_id: str | None, cluster: str | None,
                   stall_after: float | None, state: Path | None, once: bool, interval: float,
                   as_json: bool) -> int:
+    from tooling.analysis.incidents import where_of
+    from tooling.watch import state as offsets
+    from tooling.watch.files import check_log
+    from tooling.watch.watcher import StallRule, Watcher, loop, stall_text
+
     where = placement(root, run=run_id, cluster=cluster)
     logs = list({str(path.absolute()): path for path in logs}.values())  # a log named twice is followed once
     place = where_of({"run": run_id, "cluster": cluster})
@@ -85,9 +115,3 @@ def _printer(root: Path, as_json: bool) -> Callable[[Outcome], None]:
             print(f"updated {shown}: {outcome.occurrences} occurrences (+{outcome.added}): "
                   f"{outcome.details['title']}", flush=True)
     return emit
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return watch_command(root=root, now=now, logs=args.logs, run_id=args.run, cluster=args.cluster,
-                         stall_after=args.stall_after, state=args.state, once=args.once,
-                         interval=args.interval, as_json=args.json)

@@ -19,22 +19,48 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tooling.diagnose.capture import HangEvidence, gather
-from tooling.diagnose.hang_report import SUMMARY, incident_fields, summary
-from tooling.diagnose.monitor import Heartbeats, HeartbeatStall, end_job, exit_code, supervise
+from tooling import arguments
 from tooling.errors import FieldError, UsageError, UserError
 from tooling.fs.atomic import create_file
 from tooling.records.kinds import KINDS
-from tooling.resilience.watchdog import ENV_DIR, ENV_FR, EXIT_HANG
-from tooling.writers.scaffold import new_incident, require_run
 
+if TYPE_CHECKING:
+    from tooling.diagnose.capture import HangEvidence
+    from tooling.diagnose.monitor import HeartbeatStall
+
+NAME = "watchdog"
+HELP = ("run a job under the hang watchdog: when its ranks stop beating, dump every rank's stack, draft a hang "
+        "incident, kill the job, exit 75")
 FR_ENTRIES = "2000"  # collectives each rank's flight recorder keeps, unless the job's environment says
 SOURCES = {"run": "--run"}
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True, help="the run a hang incident is for (runbooks/runs/<id>.yaml)")
+    parser.add_argument("--timeout", type=arguments.seconds, default=600.0, metavar="SECONDS",
+                        help="longest time without a beat from some rank (default: %(default)g)")
+    parser.add_argument("--startup-timeout", type=arguments.seconds, default=900.0, metavar="SECONDS",
+                        help="longest time from the start to every rank's first beat (default: %(default)g)")
+    parser.add_argument("--stacks", choices=["auto", "py-spy", "faulthandler"], default="auto",
+                        help="how to take the stacks (default: py-spy, faulthandler where py-spy cannot attach)")
+    parser.add_argument("--dir", type=Path, help="folder of the heartbeats (default: a temporary one, removed after)")
+    parser.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the job: torchrun and its arguments")
+
+
+def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+    job = args.job[1:] if args.job[:1] == ["--"] else args.job
+    return watchdog_command(root=root, now=args.now, run=args.run, job=job, timeout=args.timeout,
+                            startup_timeout=args.startup_timeout, stacks=args.stacks, directory=args.dir)
+
+
 def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[str], timeout: float,
                      startup_timeout: float, stacks: str, directory: Path | None) -> int:
+    from tooling.diagnose.monitor import Heartbeats, end_job, exit_code, supervise
+    from tooling.resilience.watchdog import ENV_DIR, ENV_FR, EXIT_HANG
+    from tooling.writers.scaffold import require_run
+
     if not job:
         raise UsageError("expected the job's command after --, e.g. tooling watchdog --run demo-7b -- "
                          "torchrun --nproc_per_node=4 train.py")
@@ -68,6 +94,11 @@ def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[st
 def _fire(*, root: Path, now: datetime | None, run: str, stall: HeartbeatStall, folder: Path, stacks: str) -> bool:
     """Keep the evidence, end the job, draft the incident; True when the evidence had to stay in
     the heartbeat folder because the repository refused it."""
+    from tooling.diagnose.capture import gather
+    from tooling.diagnose.hang_report import SUMMARY, summary
+    from tooling.diagnose.monitor import end_job
+    from tooling.resilience.watchdog import EXIT_HANG
+
     print(f"tooling watchdog: {stall.describe()}; taking every rank's stack", file=sys.stderr)
     detected = now or datetime.now().astimezone().replace(microsecond=0)
     incidents = root / KINDS["incident"].directory
@@ -91,6 +122,9 @@ def _fire(*, root: Path, now: datetime | None, run: str, stall: HeartbeatStall, 
 
 def _draft(*, root: Path, run: str, stall: HeartbeatStall, evidence: HangEvidence, killed: list[int],
            detected: datetime, incidents: Path) -> None:
+    from tooling.diagnose.hang_report import incident_fields
+    from tooling.writers.scaffold import new_incident
+
     fields = incident_fields(stall, evidence, incident_dir=incidents, killed=killed, detected=detected)
     try:
         path = new_incident(root=root, now=detected, run=run, **fields)
@@ -105,9 +139,3 @@ def _shown(root: Path, path: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    job = args.job[1:] if args.job[:1] == ["--"] else args.job
-    return watchdog_command(root=root, now=args.now, run=args.run, job=job, timeout=args.timeout,
-                            startup_timeout=args.startup_timeout, stacks=args.stacks, directory=args.dir)
