@@ -1,14 +1,20 @@
 """A command is one file: each module of tooling/commands/ named in COMMANDS declares its name, its
-help, its arguments and its run; the dispatcher lists them, nothing else does."""
+help, its arguments and its run; the dispatcher lists them, nothing else does, and names the bad
+value of a field by the option it came from, read from the command's parser."""
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from support import PROJECT, tooling
-from tooling.commands import COMMANDS, modules
+import pytest
+
+from support import PROJECT, snapshot, tooling
+from tooling.commands import COMMANDS, command_parser, modules, option_names
+from tooling.records.schema import field_spec
+from tooling.writers.scaffold import INCIDENT_FIELDS
 
 COMMAND_DIR = PROJECT / "tooling" / "commands"
 
@@ -48,3 +54,67 @@ def test_building_the_parser_loads_none_of_the_work() -> None:
                                      "tooling.error_handler", "tooling.messages", "tooling.rules", "tooling.slurm"))]
     assert heavy == []
     assert "tooling.records.load" not in loaded  # the store's modules that parse and check records
+
+
+def _command_parser(command: str) -> argparse.ArgumentParser:
+    from tooling.main import _parser
+
+    return command_parser(_parser(), command)
+
+
+# the fields each command's record takes from its options (tooling/writers/scaffold.py checks them
+# by field): the dispatcher's map, read from the parser, must name each by an option of that command
+SET_BY_OPTIONS = {
+    "new-incident": INCIDENT_FIELDS,
+    "new-postmortem": ("incidents", "title", "authors"),
+    "new-run": ("id", "title", "owner"),
+    "scan": ("run", "cluster"), "watch": ("run", "cluster"),
+    "stacks": ("run",), "triage": ("run",), "watchdog": ("run",),
+}
+
+
+@pytest.mark.parametrize("command", SET_BY_OPTIONS)
+def test_the_field_map_names_every_field_a_command_sets_by_one_of_its_own_options(command: str) -> None:
+    parser = _command_parser(command)
+    own = {o for a in parser._actions for o in a.option_strings} | {a.metavar for a in parser._actions}
+    names = option_names(parser)
+    assert {field: names.get(field) in own for field in SET_BY_OPTIONS[command]} == \
+        dict.fromkeys(SET_BY_OPTIONS[command], True)
+
+
+def _enum(field: str) -> list[str]:
+    return field_spec("incident", field)["enum"]
+
+
+NEW = ["new-incident", "--title", "Loss spiked at step 900", "--run", "demo-7b", "--severity", "sev3", "--symptom", "hang"]
+# field -> (the options after NEW's, with a bad value for it), the error
+BAD = {
+    "title": (["--title", "abc"], "--title: expected at least 5 characters but received: 'abc'"),
+    "run": (["--run", "nope"], "--run: Expected one of: ['demo-7b'] but received: 'nope'"),
+    "severity": (["--severity", "sev9"], f"--severity: Expected one of: {_enum('severity')} but received: 'sev9'"),
+    "symptom": (["--symptom", "bogus"], f"--symptom: Expected one of: {_enum('symptom')} but received: 'bogus'"),
+    "layer": (["--layer", "bogus"], f"--layer: Expected one of: {_enum('layer')} but received: 'bogus'"),
+    "signatures": (["--signature", ""], "--signature: expected at least 1 characters but received: ''"),
+    "nodes": (["--node", "a", "--node", "a"], "--node: expected each item once but received 'a' more than once"),
+    "ranks": (["--rank", "1", "--rank", "1"], "--rank: expected each item once but received 1 more than once"),
+    "detected_at": (["--detected-at", "yesterday"], "--detected-at: expected a timestamp with a timezone offset "
+                    "(2026-03-14T02:47:00+00:00), or as much of a date as is known: 2026-03-14, 2026-03 or 2026 "
+                    "but received: 'yesterday'"),
+    "reported_by": (["--reported-by", " x"], "--reported-by: expected a name or handle without surrounding spaces "
+                    "but received: ' x'"),
+}
+
+
+def test_every_field_new_incident_takes_from_an_option_has_a_bad_value_below() -> None:
+    assert sorted(BAD) == sorted(INCIDENT_FIELDS)
+
+
+@pytest.mark.parametrize("field", BAD)
+def test_a_bad_value_of_each_field_is_named_by_its_option_once(repo: Path, field: str) -> None:
+    """One translation, in the dispatcher: each field by the option it came from (--signature
+    for signatures, --detected-at for detected_at), and nothing written."""
+    options, said = BAD[field]
+    before = snapshot(repo)
+    result = tooling(*NEW, *options, cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"tooling: error: {said}\n")
+    assert snapshot(repo) == before

@@ -20,8 +20,9 @@ class UsageError(UserError):
 class FieldError(UsageError):
     """Bad values for fields of a record being made, by field name (dotted for nested).
 
-    The code that checks values knows fields, not options: each command says which of its
-    options (or arguments) a field came from with :meth:`naming`.
+    The code that checks values knows fields, not options: the dispatcher
+    (:func:`tooling.commands.dispatch`) words them with the option (or argument) each field came
+    from, read from the command's parser, with :meth:`naming`.
     """
 
     def __init__(self, problems: list[tuple[str, str]]) -> None:

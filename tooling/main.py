@@ -85,7 +85,7 @@ def _parse_and_dispatch(arguments: list[str]) -> int:
         extra = []
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    return dispatch(args, arguments)
+    return dispatch(parser, args, arguments)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ into keyword-only calls of importable functions (the logic lives outside this pa
 Every command's parser is built at each start (``tooling --help`` lists them all), so a command
 module imports at its top only what its parser needs; the modules of the work are imported where
 the work is, for the one command that runs (a start stays about 0.1 s, not 0.7 s).
-:func:`dispatch` runs the command the command line named.
+:func:`dispatch` runs the command the command line named, and words the bad values of a record
+being made (a :class:`~tooling.errors.FieldError`, by field) with the options they came from: an
+option's ``dest`` is the field it fills, so the command's parser is the map.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from datetime import datetime
 from importlib import import_module
 from types import ModuleType
 
+from tooling.errors import FieldError
 from tooling.records.layout import find_root
 
 # the modules of this package that are commands, in the order `tooling --help` lists them; a new
@@ -46,6 +49,27 @@ def clock(args: argparse.Namespace) -> datetime:
     return args.now or datetime.now().astimezone().replace(microsecond=0)
 
 
-def dispatch(args: argparse.Namespace, argv: list[str]) -> int:
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each field a command's arguments fill (an argument's ``dest``) -> how a message names it:
+    its long option (``detected_at`` -> ``--detected-at``), or an argument's metavar (``NAME``)."""
+    names: dict[str, str] = {}
+    for action in parser._actions:
+        if action.option_strings:
+            name = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+        else:
+            name = action.metavar if isinstance(action.metavar, str) else action.dest
+        names.setdefault(action.dest, name)
+    return names
+
+
+def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return commands.choices[command]
+
+
+def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
     root = args.root.resolve() if args.root else find_root()
-    return module_of(args.command).run(args, root=root, now=clock(args), argv=argv)
+    try:
+        return module_of(args.command).run(args, root=root, now=clock(args), argv=argv)
+    except FieldError as exc:
+        raise exc.naming(option_names(command_parser(parser, args.command))) from None

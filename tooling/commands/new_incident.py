@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooling import arguments
 from tooling.commands.prompting import Ask, fill
-from tooling.errors import FieldError, UserError
+from tooling.errors import UserError
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
 
@@ -25,11 +25,6 @@ if TYPE_CHECKING:
 
 NAME = "new-incident"
 HELP = "scaffold incidents/INC-NNNN.yaml"
-FLAGS = {
-    "title": "--title", "run": "--run", "severity": "--severity", "symptom": "--symptom",
-    "layer": "--layer", "signatures": "--signature", "nodes": "--node", "ranks": "--rank",
-    "detected_at": "--detected-at", "reported_by": "--reported-by",
-}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    options = {name: getattr(args, name) for name in FLAGS}
+    from tooling.writers.scaffold import INCIDENT_FIELDS
+
+    options = {name: getattr(args, name) for name in INCIDENT_FIELDS}  # each option's dest is its field
     if args.from_log is not None:
         return from_log_command(root=root, now=now, log=args.from_log, **options)
     return new_incident_command(root=root, now=now, **options)
@@ -84,10 +81,7 @@ def new_incident_command(*, root: Path, now: datetime, interactive: bool | None 
     from tooling.writers.scaffold import new_incident
 
     values = fill(_asks(root), options, interactive=interactive)
-    try:
-        path = new_incident(root=root, now=now, **values)
-    except FieldError as exc:
-        raise exc.naming(FLAGS) from None
+    path = new_incident(root=root, now=now, **values)
     print(f"created {path.relative_to(root)}")
     _show_likely_repeats(LikelyRepeats(root, now), path.stem)
     return 0
@@ -102,19 +96,13 @@ def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool 
     from tooling.writers.scaffold import require_run
 
     if options.get("run"):  # a wrong run is said before the log is read, not after
-        try:
-            require_run(root, options["run"])
-        except FieldError as exc:
-            raise exc.naming(FLAGS) from None
+        require_run(root, options["run"])
     result = scan_logs([log], now=now)
     if not result.drafts:
         lines = result.logs[0].lines
         raise UserError(f"{display(log)}: no failure recognised in its {lines} line{'s' if lines != 1 else ''}; "
                         "nothing filed (file it without --from-log)")
-    try:
-        created = file_all(_incidents(root, result.drafts, options, interactive), root=root, now=now)
-    except FieldError as exc:
-        raise exc.naming(FLAGS) from None
+    created = file_all(_incidents(root, result.drafts, options, interactive), root=root, now=now)
     likely = LikelyRepeats(root, now)  # one analysis for every incident filed
     for path in created:
         print(f"created {path.relative_to(root)}")

@@ -5,11 +5,8 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from tooling.errors import FieldError
-
 NAME = "new-postmortem"
 HELP = "scaffold incidents/PM-NNNN.yaml for incidents"
-SOURCES = {"incidents": "INCIDENT-ID", "title": "--title", "authors": "--author"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +23,6 @@ def new_postmortem_command(incidents: list[str], *, root: Path, now: datetime, t
                            authors: list[str] | None) -> int:
     from tooling.writers.scaffold import new_postmortem
 
-    try:
-        path = new_postmortem(root=root, now=now, incidents=incidents, title=title, authors=authors)
-    except FieldError as exc:
-        raise exc.naming(SOURCES) from None
+    path = new_postmortem(root=root, now=now, incidents=incidents, title=title, authors=authors)
     print(f"created {path.relative_to(root)}")
     return 0

@@ -5,29 +5,23 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from tooling.errors import FieldError
-
 NAME = "new-run"
 HELP = "scaffold runbooks/runs/NAME.yaml, the live page of a training run"
-SOURCES = {"id": "NAME", "title": "--title", "owner": "--owner"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", metavar="NAME", help="run id: lower-case letters, digits and dashes")
+    parser.add_argument("id", metavar="NAME", help="run id: lower-case letters, digits and dashes")
     parser.add_argument("--title")
     parser.add_argument("--owner")
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return new_run_command(args.name, root=root, now=now, title=args.title, owner=args.owner)
+    return new_run_command(args.id, root=root, now=now, title=args.title, owner=args.owner)
 
 
 def new_run_command(name: str, *, root: Path, now: datetime, title: str | None, owner: str | None) -> int:
     from tooling.writers.scaffold import new_run
 
-    try:
-        path = new_run(root=root, now=now, name=name, title=title, owner=owner)
-    except FieldError as exc:
-        raise exc.naming(SOURCES) from None
+    path = new_run(root=root, now=now, name=name, title=title, owner=owner)
     print(f"created {path.relative_to(root)}")
     return 0

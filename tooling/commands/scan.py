@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 NAME = "scan"
 HELP = "find failures in raw logs and draft one incident per distinct failure"
-SOURCES = {"run": "--run", "cluster": "--cluster"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,19 +45,16 @@ def placement(root: Path, *, run: str | None, cluster: str | None) -> dict[str, 
     """Where filed incidents go, checked before the logs are read (a long scan is not lost)."""
     from tooling.writers.scaffold import require_run
 
-    try:
-        if cluster is not None:
-            spec = field_spec("incident", "cluster")
-            if not re.fullmatch(spec["pattern"], cluster):
-                raise FieldError([("cluster", "expected lower-case letters, digits and dashes, such as rsc-1, "
-                                              f"but received {excerpt(cluster)}")])
-            return {"run": None, "extra": {"scope": "cluster", "cluster": cluster}}
-        if run is None:
-            raise UsageError("--write: expected --run RUN or --cluster NAME: where the incidents belong")
-        require_run(root, run)
-        return {"run": run, "extra": {}}
-    except FieldError as exc:
-        raise exc.naming(SOURCES) from None
+    if cluster is not None:
+        spec = field_spec("incident", "cluster")
+        if not re.fullmatch(spec["pattern"], cluster):
+            raise FieldError([("cluster", "expected lower-case letters, digits and dashes, such as rsc-1, "
+                                          f"but received {excerpt(cluster)}")])
+        return {"run": None, "extra": {"scope": "cluster", "cluster": cluster}}
+    if run is None:
+        raise UsageError("--write: expected --run RUN or --cluster NAME: where the incidents belong")
+    require_run(root, run)
+    return {"run": run, "extra": {}}
 
 
 def _nowhere_to_file(*, run: str | None, cluster: str | None) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tooling import arguments
-from tooling.errors import FieldError, UsageError
+from tooling.errors import UsageError
 from tooling.records.findings import excerpt
 
 if TYPE_CHECKING:
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 NAME = "stacks"
 HELP = "py-spy every rank, group identical stacks, name the hung rank"
-SOURCES = {"run": "--incident"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="saved py-spy dumps (text or --json), one per rank, e.g. rank-3.json")
     parser.add_argument("--save-dumps", type=Path, metavar="DIR", help="also keep each rank's dump here")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--incident", metavar="RUN", help="draft a hang incident for this run from the result")
+    parser.add_argument("--incident", dest="run", metavar="RUN", help="draft a hang incident for this run from the result")
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
     return stacks_command(root=root, now=now, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
                           dumps=args.dumps, save_dir=args.save_dumps, as_json=args.json,
-                          incident_run=args.incident, argv=argv)
+                          incident_run=args.run, argv=argv)
 
 
 def collect(*, pid: int | None, pids: list[int] | None, slurm_job: str | None, dumps: list[Path] | None,
@@ -71,10 +70,7 @@ def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int
     from tooling.writers.scaffold import require_run
 
     if incident_run is not None:
-        try:
-            require_run(root, incident_run)
-        except FieldError as exc:
-            raise exc.naming(SOURCES) from None
+        require_run(root, incident_run)
     stacks = collect(pid=pid, pids=pids, slurm_job=slurm_job, dumps=dumps, save_dir=save_dir)
     found = outliers(stacks)
     if as_json:
@@ -88,10 +84,7 @@ def stacks_command(*, root: Path, now: datetime, pid: int | None, pids: list[int
     if incident_run is not None:
         if not found:
             raise UsageError("--incident: every rank has the same stack, so there is no hung rank to report")
-        try:
-            path = _draft(root, now, stacks, incident_run, argv)
-        except FieldError as exc:
-            raise exc.naming(SOURCES) from None
+        path = _draft(root, now, stacks, incident_run, argv)
         print(f"drafted {path.relative_to(root)}", file=sys.stderr)
     return 0
 

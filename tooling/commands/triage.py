@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tooling import arguments
-from tooling.errors import FieldError, UserError
+from tooling.errors import UserError
 from tooling.records.kinds import KINDS
 from tooling.records.layout import SUFFIXES, path_of
 
@@ -19,19 +19,18 @@ if TYPE_CHECKING:
 
 NAME = "triage"
 HELP = "walk a diagnostic ladder on this machine, cheapest check first"
-SOURCES = {"run": "--incident"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("symptom", choices=["nan", "hang", "divergence", "crash", "checkpoint", "slowdown"])
     parser.add_argument("--pid", type=arguments.natural, help="PID of a training process, for the py-spy checks")
     parser.add_argument("--timeout", type=arguments.seconds, default=5.0, help="seconds per check (default: %(default)s)")
-    parser.add_argument("--incident", metavar="RUN", help="draft an incident for this run carrying the results")
+    parser.add_argument("--incident", dest="run", metavar="RUN", help="draft an incident for this run carrying the results")
 
 
 def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
     return triage_command(args.symptom, root=root, now=now, pid=args.pid, timeout=args.timeout,
-                          incident_run=args.incident, argv=argv)
+                          incident_run=args.run, argv=argv)
 
 
 def _print(result: StepResult, total: int) -> None:
@@ -69,10 +68,7 @@ def triage_command(symptom: str, *, root: Path, now: datetime, pid: int | None, 
     from tooling.writers.scaffold import new_incident, require_run
 
     if incident_run is not None:
-        try:
-            require_run(root, incident_run)
-        except FieldError as exc:
-            raise exc.naming(SOURCES) from None
+        require_run(root, incident_run)
     ladder = load_ladder(root, symptom, now=now)
     print(f"{ladder['title']}: {len(ladder['steps'])} checks, cheapest first, on {socket.gethostname()}")
     results = triage(ladder, pid=pid, timeout=timeout)
@@ -81,13 +77,10 @@ def triage_command(symptom: str, *, root: Path, now: datetime, pid: int | None, 
     ran = [r for r in results if r.status != "skipped"]
     print(f"{len(ran)} checks ran, {len(results) - len(ran)} skipped")
     if incident_run is not None:
-        try:
-            created = new_incident(
-                root=root, now=now, run=incident_run, severity="sev3", symptom=ladder["symptom"], layer="unknown",
-                title=f"Triage of a {symptom} on {socket.gethostname()}: {len(ran)} checks ran",
-                actions=[f"tooling {shlex.join(argv)}"],
-                findings=[f"{r.name}: {r.status}: {' '.join(r.detail.split())[:300]}" for r in results])
-        except FieldError as exc:
-            raise exc.naming(SOURCES) from None
+        created = new_incident(
+            root=root, now=now, run=incident_run, severity="sev3", symptom=ladder["symptom"], layer="unknown",
+            title=f"Triage of a {symptom} on {socket.gethostname()}: {len(ran)} checks ran",
+            actions=[f"tooling {shlex.join(argv)}"],
+            findings=[f"{r.name}: {r.status}: {' '.join(r.detail.split())[:300]}" for r in results])
         print(f"drafted {created.relative_to(root)}", file=sys.stderr)
     return 0

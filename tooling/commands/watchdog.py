@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tooling import arguments
-from tooling.errors import FieldError, UsageError, UserError
+from tooling.errors import UsageError, UserError
 from tooling.fs.atomic import create_file
 from tooling.records.kinds import KINDS
 
@@ -34,7 +34,6 @@ NAME = "watchdog"
 HELP = ("run a job under the hang watchdog: when its ranks stop beating, dump every rank's stack, draft a hang "
         "incident, kill the job, exit 75")
 FR_ENTRIES = "2000"  # collectives each rank's flight recorder keeps, unless the job's environment says
-SOURCES = {"run": "--run"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,10 +63,7 @@ def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[st
     if not job:
         raise UsageError("expected the job's command after --, e.g. tooling watchdog --run demo-7b -- "
                          "torchrun --nproc_per_node=4 train.py")
-    try:
-        require_run(root, run)  # said now, not after the hang the incident is for
-    except FieldError as exc:
-        raise exc.naming(SOURCES) from None
+    require_run(root, run)  # said now, not after the hang the incident is for
     if shutil.which(job[0]) is None:
         raise UsageError(f"{job[0]}: no such command; expected the job's command after --")
     folder = directory.absolute() if directory else Path(tempfile.mkdtemp(prefix="tooling-watchdog-"))
