@@ -11,7 +11,7 @@ rendering:
   allows (a year, a month, a day, a time with ``T``, ``t`` or a space, seconds or not, fractions
   of up to nine digits, ``Z``, ``z`` and offsets from -23:59 to +23:59 with or without a colon);
 - references name records of the same set (an incident's run, a postmortem's incidents, a
-  run's known issues), and failure modes name modes of the catalogue;
+  run's known issues), failure modes name modes of the catalogue and handled_by an automation of it;
 - whole numbers stay within what the loader reads (2**63 - 1; more is refused, as designed);
 - a list holds at most four items more than it must.
 
@@ -32,6 +32,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
+from tooling.catalogue.automations import catalogue as automations
 from tooling.catalogue.modes import catalogue
 from tooling.records.characters import first_bad
 from tooling.records.model import parse_time
@@ -159,7 +160,8 @@ _DEFS: dict[str, st.SearchStrategy[str]] = {name: _within(name, strategy) for na
 LONGEST = 4  # items of a list: more cost time and find nothing that four do not (a long list is a long text)
 REF = "INC-REF"  # stands for an incident of the set, named once the set is drawn
 # Fields that name other records: drawn by record_sets() from the set's ids, not from the schema.
-_LINKS = {"incident": ("id", "run", "scope", "cluster", "repeat_of", "not_repeat_of", "related", "failure_mode"),
+_LINKS = {"incident": ("id", "run", "scope", "cluster", "repeat_of", "not_repeat_of", "related", "failure_mode",
+                       "handled_by"),
           "postmortem": ("id", "incidents"), "run": ("id",)}
 
 
@@ -236,6 +238,7 @@ def field_strategy(kind: str, keys: list[str]) -> st.SearchStrategy[Any]:
 
 RECORDS = {kind: record_strategy(kind) for kind in ("incident", "postmortem", "run")}
 MODES = sorted(catalogue().ids())
+AUTOMATIONS = sorted(a.id for a in automations())
 
 
 # --- a set of records that refer to each other -------------------------------------------------
@@ -291,6 +294,8 @@ def _incident(draw: st.DrawFn, incident_id: str, runs: list[str], incidents: lis
             data[name] = draw(st.lists(st.sampled_from(others), unique=True, max_size=3))
     if draw(st.booleans()):
         data["failure_mode"] = draw(st.sampled_from(MODES))
+    if draw(st.booleans()):
+        data["handled_by"] = draw(st.sampled_from(AUTOMATIONS))
     _in_order(data, ["started_at", "detected_at", "mitigated_at", "resolved_at"])
     if data["status"] == "resolved" and "resolved_at" not in data:
         data["resolved_at"] = data.get("mitigated_at", data["detected_at"])

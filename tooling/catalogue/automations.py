@@ -9,6 +9,9 @@ from typing import Iterable
 
 import yaml
 
+# how an automation signs the log lines of what it handled: '... [handled_by: divergence-rollback]'
+HANDLED = re.compile(r"\[handled_by: ([a-z0-9][a-z0-9-]*)\]")
+
 
 @dataclass(frozen=True)
 class Automation:
@@ -45,3 +48,14 @@ def suggest(layer: str, symptom: str, texts: Iterable[str]) -> Automation:
 
 def by_id(automation_id: str) -> Automation | None:
     return next((a for a in catalogue() if a.id == automation_id), None)
+
+
+def handled_by(lines: Iterable[str]) -> str | None:
+    """The automation that every one of ``lines`` says handled their failure, when the catalogue
+    has it; None when a line names none, two name different ones, or the id is unknown (a log line
+    is no reason to write a record that does not validate)."""
+    found = {match.group(1) if (match := HANDLED.search(line)) else None for line in lines}
+    if len(found) != 1:
+        return None
+    (automation,) = found
+    return automation if automation is not None and by_id(automation) is not None else None

@@ -74,6 +74,7 @@ RULES: dict[str, Rule] = {rule.id: rule for rule in (
     # failure modes (tooling/rules/mode_rules.py)
     Rule("unknown-failure-mode", E, "failure_mode names no mode of the catalogue"),
     Rule("failure-mode-suggestion", N, "the signatures or the description suggest a failure mode"),
+    Rule("unknown-automation", E, "handled_by names no automation of the catalogue"),
     # tooling review (tooling/analysis/review.py)
     Rule("review-incomplete", E, "a section, or the review's date, missing or empty"),
     Rule("review-action-item", E, "an action item without owner, due date or kind, or none that prevents"),

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tooling.catalogue.automations import handled_by
 from tooling.logs.drafts import Draft
 from tooling.writers.scaffold import new_incident
 
@@ -90,11 +91,13 @@ def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]
         notes.append("So detected_at is when this was filed.")
     links = [{"title": f"log scanned: {os.path.basename(log)}", "url": os.path.abspath(log)}
              for log in draft.logs if log != "standard input"]
+    automation = handled_by(draft.signatures)  # every line of it signed by the automation that handled it
     return {
         "title": title(draft), "symptom": draft.mode.symptom, "layer": draft.mode.layer,
         "signatures": list(draft.signatures), "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks),
         "detected_at": stamp(draft),
-        "extra": {"failure_mode": draft.mode.id, "notes": " ".join(notes), "links": links},
+        "extra": {"failure_mode": draft.mode.id, "notes": " ".join(notes), "links": links,
+                  **({"handled_by": automation} if automation else {})},
     }
 
 
