@@ -89,3 +89,9 @@ def minutes(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected minutes above 0 and at most 10080 (a week), such as 30 or 0.5, "
                                          f"but received: {text!r}")
     return float(text)
+
+
+def percent(text: str) -> float:
+    if not 0 <= _number(text) <= 100:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a percentage between 0 and 100 but received: {text!r}")
+    return float(text)

@@ -3,10 +3,12 @@
 The same failure is what ``tooling repeats`` calls the same
 (:func:`tooling.analysis.identity.identify_data`: the failure mode with the codes that tell its
 failures apart), hitting the same run (or cluster); where that identity has no key (a catch-all
-such as a hang, which names no error line) the failure mode stands for it. An incident is open
-until it is resolved. Occurrences are added through the locked, compare-and-swap edit of
-``tooling set`` (:func:`tooling.writers.edit.rewrite`), so a person editing the same incident
-loses nothing, and an incident resolved meanwhile gets no occurrence: a new incident is filed.
+such as a hang, which names no error line) the failure mode stands for it; the node health check
+files per node too (``by_node``: Xid 79 on n2 and on n3 are two incidents, one per node to swap).
+An incident is open until it is resolved. Occurrences are added through the locked,
+compare-and-swap edit of ``tooling set`` (:func:`tooling.writers.edit.rewrite`), so a person
+editing the same incident loses nothing, and an incident resolved meanwhile gets no occurrence:
+a new incident is filed.
 New incidents are filed all or none (:func:`tooling.writers.filing.file_all`).
 
 Each incident a poll writes carries the poll's :class:`Mark` (``watch_polls: {WATCH: POLL-FAILURE}``),
@@ -23,9 +25,9 @@ from typing import Any
 from tooling.analysis.identity import identify_data
 from tooling.analysis.incidents import where_of
 from tooling.records import roundtrip
-from tooling.records.model import Record
-from tooling.rules.validate import repository_records
-from tooling.writers.edit import edited_text, rewrite
+from tooling.rules.others import Repository
+from tooling.watch.known import Incident, KnownIncidents
+from tooling.writers.edit import edit_document, rewrite
 from tooling.writers.filing import file_all
 
 Key = tuple[str, ...]
@@ -67,34 +69,39 @@ class _Resolved(Exception):
     """The incident was resolved since it was read: the failure is a new incident."""
 
 
-def failure_key(data: dict[str, Any]) -> Key | None:
-    """Which failure an incident (or an incident about to be filed) is, and where it hit."""
+def failure_key(data: dict[str, Any], *, by_node: bool = False) -> Key | None:
+    """Which failure an incident (or an incident about to be filed) is, and where it hit (with
+    ``by_node``, on which nodes too)."""
     try:
         identity = identify_data(data)
     except (TypeError, AttributeError, ValueError):  # a record too broken to say
         return None
+    nodes = data.get("nodes")
+    on = ("nodes", *sorted(str(n) for n in nodes)) if by_node and isinstance(nodes, list) else ()
     if identity.key is not None:
-        return (where_of(data), *identity.key)
+        return (where_of(data), *identity.key, *on)
     mode = data.get("failure_mode")
-    return (where_of(data), "mode", str(mode)) if mode else None
+    return (where_of(data), "mode", str(mode), *on) if mode else None
 
 
-def _fields(values: dict[str, Any]) -> dict[str, Any]:
+def incident_fields(values: dict[str, Any]) -> dict[str, Any]:
     """An incident's fields from new_incident's keyword arguments."""
     return {**{k: v for k, v in values.items() if k != "extra"}, **values.get("extra", {})}
 
 
-def open_incidents(universe: list[Record]) -> dict[Key, Record]:
-    """The newest open incident of each failure."""
-    found: dict[Key, Record] = {}
-    for record in sorted((r for r in universe if r.kind == "incident"), key=_number):
-        if record.get("status") != "resolved" and (key := failure_key(record.data)) is not None:
-            found[key] = record
+def open_incidents(incidents: list[Incident], *, by_node: bool = False) -> dict[Key, Incident]:
+    """The newest open incident of each failure (each incident's failure worked out once)."""
+    found: dict[Key, Incident] = {}
+    for incident in sorted((i for i in incidents if not i.resolved), key=_number):
+        if by_node not in incident.keys:
+            incident.keys[by_node] = failure_key(incident.data or {}, by_node=by_node)
+        if (key := incident.keys[by_node]) is not None:
+            found[key] = incident
     return found
 
 
-def _number(record: Record) -> int:
-    digits = record.id.rpartition("-")[2]
+def _number(incident: Incident) -> int:
+    digits = incident.id.rpartition("-")[2]
     return int(digits) if digits.isdigit() else -1
 
 
@@ -102,23 +109,26 @@ def failures_of(found: list[Found]) -> list[Found]:
     """One per failure, in ``found``'s order: one failure seen in two logs is one failure."""
     groups: dict[Key | int, list[Found]] = {}
     for index, item in enumerate(found):
-        groups.setdefault(failure_key(_fields(item.values)) or index, []).append(item)
+        groups.setdefault(failure_key(incident_fields(item.values)) or index, []).append(item)
     return [Found(g[0].values, sum(item.occurrences for item in g), g[0].details) for g in groups.values()]
 
 
-def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark) -> list[Outcome]:
+def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark, by_node: bool = False,
+               incidents: KnownIncidents | None = None) -> list[Outcome]:
     """File each failure (one per failure: :func:`failures_of`) as a new incident or as
-    occurrences of its open one, in order; those an incident has the mark of are filed already."""
+    occurrences of its open one, in order; those an incident has the mark of are filed already.
+    ``incidents``: what the watch knows of them from its earlier polls (read again where changed)."""
     if not failures:
         return []
-    universe = repository_records(root, jobs=1)
-    known, done = open_incidents(universe), filed(universe, mark)
+    now_known = (incidents or KnownIncidents(root)).now()
+    known, done = open_incidents(now_known, by_node=by_node), filed(now_known, mark)
+    universe = Repository(root)  # what the occurrence writes' rules ask, read by name
     outcomes: dict[int, Outcome] = {}
     new: list[tuple[int, Found]] = []
     for index, item in enumerate(failures):
         if mark.of(index) in done:
             continue
-        key = failure_key(_fields(item.values))
+        key = failure_key(incident_fields(item.values), by_node=by_node)
         record = known.get(key) if key is not None else None
         total = _add_occurrences(Path(record.path), item.occurrences, mark.watch, mark.of(index),
                                  universe=universe, now=now) if record else None
@@ -132,10 +142,9 @@ def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark) 
     return [outcomes[index] for index in sorted(outcomes)]
 
 
-def filed(universe: list[Record], mark: Mark) -> set[str]:
+def filed(incidents: list[Incident], mark: Mark) -> set[str]:
     """The marks of ``mark``'s watch that incidents carry now, of ``mark``'s poll or not."""
-    marks = (r.get("watch_polls") for r in universe if r.kind == "incident")
-    return {str(m[mark.watch]) for m in marks if isinstance(m, dict) and mark.watch in m}
+    return {str(i.marks[mark.watch]) for i in incidents if i.marks is not None and mark.watch in i.marks}
 
 
 def _marked(values: dict[str, Any], occurrences: int, mark: Mark, index: int) -> dict[str, Any]:
@@ -143,7 +152,7 @@ def _marked(values: dict[str, Any], occurrences: int, mark: Mark, index: int) ->
     return {**values, "extra": {**extra, "occurrences": occurrences} if occurrences > 1 else extra}
 
 
-def _add_occurrences(path: Path, count: int, watch: str, token: str, *, universe: list[Record],
+def _add_occurrences(path: Path, count: int, watch: str, token: str, *, universe: Repository,
                      now: datetime) -> int | None:
     """Add ``count`` occurrences to the incident at ``path``, and the poll's mark (``token``
     under ``watch``) in the same write; its new total (None: it was resolved meanwhile, and stays
@@ -152,7 +161,7 @@ def _add_occurrences(path: Path, count: int, watch: str, token: str, *, universe
 
     def change(text: str) -> str:
         nonlocal total
-        document, _ = roundtrip.load(text)
+        document, yaml = roundtrip.load(text)
         if document.get("status") == "resolved":
             raise _Resolved()
         current = document.get("occurrences", 1)
@@ -160,10 +169,11 @@ def _add_occurrences(path: Path, count: int, watch: str, token: str, *, universe
         # the mark beside the others' (a mark of its own when the incident has none yet)
         mark = (["watch_polls", watch], token) if isinstance(document.get("watch_polls"), dict) \
             else (["watch_polls"], {watch: token})
-        return edited_text(text, [(["occurrences"], total), mark], now=now)
+        edit_document(document, [(["occurrences"], total), mark], now=now)
+        return roundtrip.dump(document, yaml)
 
-    try:
-        rewrite(path, change, universe=universe, now=now)
+    try:  # a watch shows no warning: none is looked for
+        rewrite(path, change, universe=universe, now=now, warnings=False)
     except _Resolved:
         return None
     return total
