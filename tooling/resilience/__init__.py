@@ -15,6 +15,10 @@
 - :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
+- :class:`LossSpikeGuard`: a finite loss spike or divergence, from the loss and gradient-norm
+  trend (a running median and MAD, warm-up aware); watched for its patience, then rolled back
+  to a checkpoint from before it with its data skipped, or the learning rate lowered, or halted
+  after repeated spikes; each decision logged with its numbers, in words ``tooling watch`` files.
 - :func:`set_determinism`: fast mode or strict debugging mode.
 - :func:`tooling.resilience.ranks.any_rank` / :func:`~tooling.resilience.ranks.shutdown` /
   :func:`~tooling.resilience.ranks.exit_rank`: one rank's stop flag reaches every rank; a
@@ -24,6 +28,8 @@
 - :class:`RunReporter`: the training loop's step, loss, throughput and last verified checkpoint
   in the run record, once a minute, from a daemon thread and a writer process that never stall
   training (rank 0).
+- :class:`StragglerDetector`: each rank's own step time, compared across ranks every few steps;
+  names the rank and node that fell behind in one log line, which ``tooling watch`` files.
 - :class:`Watchdog`: each rank's heartbeat for the hang watchdog (``tooling watchdog``), and
   the ways in (faulthandler, the flight recorder) that still work while the rank is stuck.
 
@@ -43,8 +49,10 @@ _LAZY = {  # name -> module
     "CheckpointManager": "tooling.resilience.checkpoint",
     "DistributedCheckpointManager": "tooling.resilience.distributed_checkpoint",
     "KillSwitch": "tooling.resilience.switch",
+    "LossSpikeGuard": "tooling.resilience.loss_spike",
     "NaNGuard": "tooling.resilience.nan_guard",
     "RunReporter": "tooling.resilience.reporter",
+    "StragglerDetector": "tooling.resilience.stragglers",
     "Watchdog": "tooling.resilience.watchdog",
     "set_determinism": "tooling.resilience.determinism",
 }

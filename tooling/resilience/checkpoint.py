@@ -193,8 +193,10 @@ class CheckpointManager:
         except (FileNotFoundError, IsADirectoryError):
             return False
 
-    def load_latest(self, *, map_location: str | None = "cpu") -> tuple[dict[str, Any], int] | None:
-        """The newest checkpoint that verifies, with its step; None when there is none."""
+    def load_latest(self, *, map_location: str | None = "cpu",
+                    at_most: int | None = None) -> tuple[dict[str, Any], int] | None:
+        """The newest checkpoint that verifies, with its step; None when there is none. With
+        ``at_most``, the newest of those at or before that step (a rollback to before a loss spike)."""
         self.wait()
         attempt = 0
         while True:
@@ -204,6 +206,8 @@ class CheckpointManager:
                 [(e.step, e.file, lambda handle, e=e: matches(handle, e)) for e in reversed(entries)]
                 if entries is not None else [(step, name, zip_intact) for step, name in checkpoint_files(self.directory)])
             for step, name, intact in candidates:
+                if at_most is not None and step > at_most:
+                    continue
                 found, state = self._load_if_intact(name, intact, map_location)
                 if found:
                     return state, step

@@ -14,12 +14,13 @@ any callable taking the record works too, e.g. for wandb in offline mode
 from __future__ import annotations
 
 import enum
-import json
 import math
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence, TextIO
+from typing import Any, Iterable, Sequence
 
 import torch
+
+from tooling.resilience.step_log import Sink, StepLog
 
 
 class Policy(enum.Enum):
@@ -41,9 +42,6 @@ def grad_norm(parameters: Iterable[torch.nn.Parameter]) -> torch.Tensor:
     if not grads:
         return torch.zeros(())
     return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
-
-
-Sink = Callable[[dict[str, Any]], None]
 
 
 class TensorBoardSink:
@@ -89,15 +87,16 @@ class NaNGuard:
         self.max_bad_steps, self.lr_factor = max_bad_steps, lr_factor
         self.bad_in_a_row = 0
         self.bad_total = 0
-        self._log: TextIO | None = open(log_path, "a", encoding="utf-8") if log_path else None
-        self._sinks = list(sinks)
+        self._log = StepLog(log_path, sinks)
+        self.last: dict[str, Any] | None = None  # the last step's record: its numbers for a loss-spike guard
 
     def check(self, step: int, loss: torch.Tensor, parameters: Iterable[torch.nn.Parameter]) -> Verdict:
         norm = grad_norm(parameters)
         # one host sync for both numbers: the price of a guard that looks every step
         loss_value, norm_value = torch.stack([loss.detach().float().reshape(()), norm.float()]).tolist()
         finite = math.isfinite(loss_value) and math.isfinite(norm_value)
-        self._write({"step": step, "loss": loss_value, "grad_norm": norm_value, "finite": finite})
+        self.last = {"step": step, "loss": loss_value, "grad_norm": norm_value, "finite": finite}
+        self._log.write(self.last)
         if finite:
             self.bad_in_a_row = 0
             return Verdict.STEP
@@ -115,22 +114,6 @@ class NaNGuard:
             group["lr"] *= self.lr_factor
         return float(optimizer.param_groups[0]["lr"])
 
-    def _write(self, record: dict[str, Any]) -> None:
-        for sink in self._sinks:
-            sink(record)
-        if self._log is not None:
-            # json cannot hold NaN/inf portably: write them as strings
-            clean = {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in record.items()}
-            self._log.write(json.dumps(clean) + "\n")
-            self._log.flush()
-
     def close(self) -> None:
         """Close the log and every sink that has a ``close`` method."""
-        for sink in self._sinks:
-            close = getattr(sink, "close", None)
-            if close is not None:
-                close()
-        self._sinks = []
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self._log.close()
