@@ -7,12 +7,15 @@ import argparse
 import re
 import subprocess
 import sys
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from support import PROJECT, snapshot, tooling
 from tooling.commands import COMMANDS, command_parser, modules, option_names
+from tooling.now import Clock
 from tooling.records.schema import field_spec
 from tooling.writers.scaffold import INCIDENT_FIELDS
 
@@ -51,7 +54,8 @@ def test_building_the_parser_loads_none_of_the_work() -> None:
     light = ("tooling.commands", "tooling.records", "tooling.fs", "tooling.rules.time_rules", "tooling.slurm.signals")
     heavy = [m for m in loaded if m.split(".")[0] != "tooling" or not (
         m.startswith(light) or m in ("tooling", "tooling.main", "tooling.arguments", "tooling.errors",
-                                     "tooling.error_handler", "tooling.messages", "tooling.rules", "tooling.slurm"))]
+                                     "tooling.error_handler", "tooling.messages", "tooling.now", "tooling.rules",
+                                     "tooling.slurm"))]
     assert heavy == []
     assert "tooling.records.load" not in loaded  # the store's modules that parse and check records
 
@@ -118,3 +122,23 @@ def test_a_bad_value_of_each_field_is_named_by_its_option_once(repo: Path, field
     result = tooling(*NEW, *options, cwd=repo)
     assert (result.returncode, result.stdout, result.stderr) == (2, "", f"tooling: error: {said}\n")
     assert snapshot(repo) == before
+
+
+def test_the_clock_is_the_fixed_now_or_the_local_clock_to_the_second_asked_each_time() -> None:
+    fixed = datetime(2026, 11, 29, 12, tzinfo=timezone(timedelta(hours=9)))
+    assert Clock(fixed)() == fixed
+    clock = Clock()
+    before = datetime.now().astimezone().replace(microsecond=0)
+    first = clock()
+    time.sleep(1.01 - time.time() % 1)  # into the next second
+    second = clock()
+    assert first.microsecond == 0 and first.utcoffset() == before.utcoffset()
+    assert before <= first < second
+
+
+def test_the_local_now_is_computed_in_one_place() -> None:
+    """tooling/now.py, for every command (tooling/resilience/ stands apart and keeps its own); the
+    error handler's log stamps its entries in UTC, a line of the log, not a command's now."""
+    computing = sorted(str(path.relative_to(PROJECT)) for path in (PROJECT / "tooling").rglob("*.py")
+                       if "resilience" not in path.parts and "datetime.now(" in path.read_text())
+    assert computing == ["tooling/error_handler.py", "tooling/now.py"]

@@ -1,6 +1,8 @@
 """One module per subcommand, the whole command in it: its name and help (``NAME``, ``HELP``),
-its arguments (``add_arguments(parser)``) and ``run(args, *, root, now, argv)``, which turns them
-into keyword-only calls of importable functions (the logic lives outside this package).
+its arguments (``add_arguments(parser)``) and ``run(args, *, root, clock, argv)``, which turns them
+into keyword-only calls of importable functions (the logic lives outside this package). ``clock``
+gives the invocation's now (:class:`tooling.now.Clock`: --now, else the local clock): a one-shot
+command asks it once, a command that runs for hours asks again when it needs the time.
 
 Every command's parser is built at each start (``tooling --help`` lists them all), so a command
 module imports at its top only what its parser needs; the modules of the work are imported where
@@ -12,11 +14,11 @@ option's ``dest`` is the field it fills, so the command's parser is the map.
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 from importlib import import_module
 from types import ModuleType
 
 from tooling.errors import FieldError
+from tooling.now import Clock
 from tooling.records.layout import find_root
 
 # the modules of this package that are commands, in the order `tooling --help` lists them; a new
@@ -44,11 +46,6 @@ def module_of(command: str) -> ModuleType:
     return next(module for module in modules() if module.NAME == command)
 
 
-def clock(args: argparse.Namespace) -> datetime:
-    """The one 'now' of this invocation: --now, else the local clock with its offset."""
-    return args.now or datetime.now().astimezone().replace(microsecond=0)
-
-
 def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
     """Each field a command's arguments fill (an argument's ``dest``) -> how a message names it:
     its long option (``detected_at`` -> ``--detected-at``), or an argument's metavar (``NAME``)."""
@@ -70,6 +67,6 @@ def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.Ar
 def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
     root = args.root.resolve() if args.root else find_root()
     try:
-        return module_of(args.command).run(args, root=root, now=clock(args), argv=argv)
+        return module_of(args.command).run(args, root=root, clock=Clock(args.now), argv=argv)
     except FieldError as exc:
         raise exc.naming(option_names(command_parser(parser, args.command))) from None

@@ -6,6 +6,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UsageError
+from tooling.now import Clock
 from tooling.records.findings import excerpt
 
 NAME = "budget"
@@ -16,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", nargs="?", metavar="RUN", help="run id (default: every run with a budget)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return budget_command(args.run, root=root, now=now)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return budget_command(args.run, root=root, now=clock())
 
 
 def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:

@@ -6,6 +6,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from tooling.now import Clock
+
 NAME = "build"
 HELP = "validate, render the generated pages and build the site (strict)"
 
@@ -15,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--render-only", action="store_true", help="only write docs/generated/, skip mkdocs")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return build_command(root=root, now=now, site_dir=args.site_dir, render_only=args.render_only)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return build_command(root=root, now=clock(), site_dir=args.site_dir, render_only=args.render_only)
 
 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:

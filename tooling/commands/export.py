@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.fs.atomic import replace_file
+from tooling.now import Clock
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import record_stem
 
@@ -22,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", type=Path, metavar="FILE", help="(default, or -: standard output)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return export_command(root=root, now=now, output=args.output)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return export_command(root=root, now=clock(), output=args.output)
 
 
 def _refuse_a_record(root: Path, output: Path) -> None:

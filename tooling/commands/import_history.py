@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.messages import counted
+from tooling.now import Clock
 
 NAME = "import"
 HELP = "bring a team's incident history in from CSV, JSONL or a markdown table"
@@ -20,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="report what would be written, write nothing")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return import_command(args.file, root=root, now=now, mapping=args.mapping, fmt=args.format,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return import_command(args.file, root=root, now=clock(), mapping=args.mapping, fmt=args.format,
                           dry_run=args.dry_run)
 
 

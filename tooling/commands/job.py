@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UsageError
+from tooling.now import Clock
 from tooling.records.findings import excerpt
 from tooling.slurm import signals
 from tooling.slurm.signals import Catcher
@@ -31,17 +31,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trainer", nargs="*", metavar="-- COMMAND", help="the trainer and its arguments, after --")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return job_command(args, root=root, now=now)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return job_command(args, root=root, clock=clock)
 
 
-def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
+def job_command(args: argparse.Namespace, *, root: Path, clock: Clock) -> int:
+    """``clock`` stamps each event as it comes (a job runs for days); under --now every event is
+    at that time (tests)."""
     command = args.trainer[1:] if args.trainer[:1] == ["--"] else args.trainer
-    fixed = args.now if getattr(args, "now", None) else None  # --now: every event at that time (tests)
-
-    def clock() -> datetime:
-        return fixed or datetime.now().astimezone().replace(microsecond=0)
-
     if args.hook is not None:
         if command:
             raise UsageError(f"--{args.hook}: takes no command; expected either --{args.hook} or -- COMMAND...")
@@ -52,9 +49,9 @@ def job_command(args: argparse.Namespace, *, root: Path, now: datetime) -> int:
     catcher = signals.EARLY or Catcher(clock)
     catcher.install()
     catcher.clock = clock
-    if fixed is not None:  # --now: every event at that time
+    if clock.fixed is not None:  # --now: every event at that time, the signals caught early too
         for arrival in catcher.arrived:
-            arrival.at = fixed
+            arrival.at = clock.fixed
     try:
         if not command:
             raise UsageError("COMMAND: missing; expected the trainer after --, e.g. tooling job RUN -- python train.py")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tooling import arguments
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import UserError
+from tooling.now import Clock
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
 
@@ -45,13 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "SLURM output, tracebacks); one incident per distinct failure found")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
     from tooling.writers.scaffold import INCIDENT_FIELDS
 
     options = {name: getattr(args, name) for name in INCIDENT_FIELDS}  # each option's dest is its field
     if args.from_log is not None:
-        return from_log_command(root=root, now=now, log=args.from_log, **options)
-    return new_incident_command(root=root, now=now, **options)
+        return from_log_command(root=root, now=clock(), log=args.from_log, **options)
+    return new_incident_command(root=root, now=clock(), **options)
 
 
 def _asks(root: Path) -> list[Ask]:

@@ -5,6 +5,8 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+from tooling.now import Clock
+
 NAME = "new-postmortem"
 HELP = "scaffold incidents/PM-NNNN.yaml for incidents"
 
@@ -15,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--author", action="append", dest="authors", metavar="NAME")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return new_postmortem_command(args.incidents, root=root, now=now, title=args.title, authors=args.authors)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return new_postmortem_command(args.incidents, root=root, now=clock(), title=args.title, authors=args.authors)
 
 
 def new_postmortem_command(incidents: list[str], *, root: Path, now: datetime, title: str | None,

@@ -5,6 +5,8 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+from tooling.now import Clock
+
 NAME = "new-run"
 HELP = "scaffold runbooks/runs/NAME.yaml, the live page of a training run"
 
@@ -15,8 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--owner")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return new_run_command(args.id, root=root, now=now, title=args.title, owner=args.owner)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return new_run_command(args.id, root=root, now=clock(), title=args.title, owner=args.owner)
 
 
 def new_run_command(name: str, *, root: Path, now: datetime, title: str | None, owner: str | None) -> int:

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling import arguments
+from tooling.now import Clock
 
 NAME = "publish"
 HELP = "deploy a version of the site with mike (gh-pages branch)"
@@ -21,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave the site's default version as it is")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return publish_command(args.version, root=root, alias=args.alias, now=now, push=args.push,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return publish_command(args.version, root=root, alias=args.alias, now=clock(), push=args.push,
                            branch=args.branch, set_default=args.set_default)
 
 

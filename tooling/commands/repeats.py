@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooling.messages import render
+from tooling.now import Clock
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -22,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return repeats_command(root=root, now=now, as_json_output=args.json)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return repeats_command(root=root, now=clock(), as_json_output=args.json)
 
 
 def as_json(analysis: Analysis) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tooling import arguments
 from tooling.errors import UsageError
+from tooling.now import Clock
 from tooling.records.runs import SAMPLE_EVERY
 
 NAME = "report"
@@ -44,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep one progress sample per this many seconds (default: %(default)g)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return report_command(args, root=root, now=now)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return report_command(args, root=root, now=clock())
 
 
 def flag(name: str) -> str:

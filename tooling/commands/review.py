@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tooling.errors import UsageError, UserError
+from tooling.now import Clock
 from tooling.records.findings import Finding, excerpt
 from tooling.records.locate import locate, locate_text
 from tooling.records.model import Record
@@ -30,9 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="who approves (repeatable; with --approve)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
     action = "submit" if args.submit else "approve" if args.approve else None
-    return review_command(args.postmortem, root=root, now=now, action=action, reviewers=args.reviewers)
+    return review_command(args.postmortem, root=root, now=clock(), action=action, reviewers=args.reviewers)
 
 
 def _located(path: str, finding: ReviewFinding) -> Finding:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooling.errors import FieldError, UsageError
+from tooling.now import Clock
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
 
@@ -36,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return scan_command(root=root, now=now, logs=args.logs, write=args.write, run=args.run,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return scan_command(root=root, now=clock(), logs=args.logs, write=args.write, run=args.run,
                         cluster=args.cluster, as_json=args.json)
 
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
 from pathlib import Path
 
 from tooling import arguments
+from tooling.now import Clock
 
 NAME = "serve"
 HELP = "build, serve with live reload, re-render when a record changes"
@@ -15,12 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dev-addr", default="127.0.0.1:8000", type=arguments.address, help="host:port (default: %(default)s)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    # a server runs for days: without --now its pages follow the clock, re-read at each render
-    return serve_command(root=root, dev_addr=args.dev_addr, now=args.now)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return serve_command(root=root, dev_addr=args.dev_addr, clock=clock)
 
 
-def serve_command(*, root: Path, dev_addr: str, now: datetime | None) -> int:
+def serve_command(*, root: Path, dev_addr: str, clock: Clock) -> int:
     from tooling.site.serve import serve
 
-    return serve(root, dev_addr=dev_addr, now=now)
+    # a server runs for days: without --now its pages follow the clock, asked again at each render
+    return serve(root, dev_addr=dev_addr, clock=clock)

@@ -6,6 +6,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from tooling.now import Clock
 from tooling.records.layout import path_of
 
 NAME = "set"
@@ -20,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="refuse an edit that brings a warning too, as validate --strict would fail it")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return set_command(args.record, args.assignments, root=root, now=now, strict=args.strict)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return set_command(args.record, args.assignments, root=root, now=clock(), strict=args.strict)
 
 
 def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime, strict: bool = False) -> int:

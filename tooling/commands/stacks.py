@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tooling import arguments
 from tooling.errors import UsageError
+from tooling.now import Clock
 from tooling.records.findings import excerpt
 
 if TYPE_CHECKING:
@@ -32,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--incident", dest="run", metavar="RUN", help="draft a hang incident for this run from the result")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return stacks_command(root=root, now=now, pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return stacks_command(root=root, now=clock(), pid=args.pid, pids=args.pids, slurm_job=args.slurm_job,
                           dumps=args.dumps, save_dir=args.save_dumps, as_json=args.json,
                           incident_run=args.run, argv=argv)
 

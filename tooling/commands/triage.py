@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tooling import arguments
 from tooling.errors import UserError
+from tooling.now import Clock
 from tooling.records.kinds import KINDS
 from tooling.records.layout import SUFFIXES, path_of
 
@@ -28,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--incident", dest="run", metavar="RUN", help="draft an incident for this run carrying the results")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return triage_command(args.symptom, root=root, now=now, pid=args.pid, timeout=args.timeout,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return triage_command(args.symptom, root=root, now=clock(), pid=args.pid, timeout=args.timeout,
                           incident_run=args.run, argv=argv)
 
 

@@ -9,6 +9,7 @@ from typing import Sequence
 
 from tooling import arguments
 from tooling.messages import counted
+from tooling.now import Clock
 from tooling.records.findings import Severity
 from tooling.records.layout import record_dirs
 
@@ -22,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=arguments.positive, help="worker processes (default: one per core)")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return validate_command(args.paths, root=root, now=now, strict=args.strict, jobs=args.jobs)
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return validate_command(args.paths, root=root, now=clock(), strict=args.strict, jobs=args.jobs)
 
 
 def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict: bool, jobs: int | None) -> int:

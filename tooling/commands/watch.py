@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable
 from tooling import arguments
 from tooling.commands.scan import placement
 from tooling.errors import UsageError
+from tooling.now import Clock
 from tooling.records.runs import STALL_AFTER_MINUTES
 
 if TYPE_CHECKING:
@@ -53,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line per incident created or updated")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
-    return watch_command(root=root, now=now, logs=args.logs, run_id=args.run, cluster=args.cluster,
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    return watch_command(root=root, now=clock(), logs=args.logs, run_id=args.run, cluster=args.cluster,
                          stall_after=args.stall_after, state=args.state, once=args.once,
                          interval=args.interval, as_json=args.json)
 
@@ -80,7 +81,7 @@ def watch_command(*, root: Path, now: datetime, logs: list[Path], run_id: str | 
     for path, exists in present.items():
         if once and not exists and not saved.logs.get(str(path.absolute()), offsets.LogOffsets()).files:
             check_log(path, must_exist=True)
-    start = time.monotonic()
+    start = time.monotonic()  # the watch's clock: its start's now moved on as time passes (under --now too)
     with offsets.held(state_path):
         watcher = Watcher(root=root, logs=logs, where=where, state=saved, rule=rule,
                           clock=lambda: now + timedelta(seconds=time.monotonic() - start),

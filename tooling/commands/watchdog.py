@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from tooling import arguments
 from tooling.errors import UsageError, UserError
 from tooling.fs.atomic import create_file
+from tooling.now import Clock
 from tooling.records.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -48,13 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job", nargs=argparse.REMAINDER, metavar="-- COMMAND...", help="the job: torchrun and its arguments")
 
 
-def run(args: argparse.Namespace, *, root: Path, now: datetime, argv: list[str]) -> int:
+def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
     job = args.job[1:] if args.job[:1] == ["--"] else args.job
-    return watchdog_command(root=root, now=args.now, run=args.run, job=job, timeout=args.timeout,
+    return watchdog_command(root=root, clock=clock, run=args.run, job=job, timeout=args.timeout,
                             startup_timeout=args.startup_timeout, stacks=args.stacks, directory=args.dir)
 
 
-def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[str], timeout: float,
+def watchdog_command(*, root: Path, clock: Clock, run: str, job: list[str], timeout: float,
                      startup_timeout: float, stacks: str, directory: Path | None) -> int:
     from tooling.diagnose.monitor import Heartbeats, end_job, exit_code, supervise
     from tooling.resilience.watchdog import ENV_DIR, ENV_FR, EXIT_HANG
@@ -81,13 +82,13 @@ def watchdog_command(*, root: Path, now: datetime | None, run: str, job: list[st
         if directory is None:
             shutil.rmtree(folder, ignore_errors=True)
         return exit_code(process)
-    keep = _fire(root=root, now=now, run=run, stall=stall, folder=folder, stacks=stacks)
+    keep = _fire(root=root, clock=clock, run=run, stall=stall, folder=folder, stacks=stacks)
     if directory is None and not keep:
         shutil.rmtree(folder, ignore_errors=True)
     return EXIT_HANG
 
 
-def _fire(*, root: Path, now: datetime | None, run: str, stall: HeartbeatStall, folder: Path, stacks: str) -> bool:
+def _fire(*, root: Path, clock: Clock, run: str, stall: HeartbeatStall, folder: Path, stacks: str) -> bool:
     """Keep the evidence, end the job, draft the incident; True when the evidence had to stay in
     the heartbeat folder because the repository refused it."""
     from tooling.diagnose.capture import gather
@@ -96,7 +97,7 @@ def _fire(*, root: Path, now: datetime | None, run: str, stall: HeartbeatStall, 
     from tooling.resilience.watchdog import EXIT_HANG
 
     print(f"tooling watchdog: {stall.describe()}; taking every rank's stack", file=sys.stderr)
-    detected = now or datetime.now().astimezone().replace(microsecond=0)
+    detected = clock()  # when the hang was seen, hours after the start
     incidents = root / KINDS["incident"].directory
     name = f"hang-{detected:%Y%m%dT%H%M%S}-{socket.gethostname()}-{os.getpid()}"
     fallback = False

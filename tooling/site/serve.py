@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Iterator
@@ -51,12 +51,12 @@ class Renders:
         return render_site(root, now=now, site=read_site_config(root), checked=self.checked, rerender=self.pages)
 
 
-def rerender(root: Path, now: datetime | None, log: Callable[[str], None], shown: Path, renders: Renders) -> None:
+def rerender(root: Path, clock: Callable[[], datetime], log: Callable[[str], None], shown: Path, renders: Renders) -> None:
     """Render again. A record that does not load, a page that fails to render (a bug) or a
     write that fails is said on the terminal and on every page served (``shown``: the notice's
     folder, tooling.site.notice) until a render passes; the last good pages stay in place."""
     try:
-        result = renders.render(root, now or datetime.now(timezone.utc))
+        result = renders.render(root, clock())
     except Exception as exc:  # whatever it is, the server stays up to show it
         message = said(exc)
         log(f"tooling serve: {message}")
@@ -116,7 +116,7 @@ class _StopSignals:
             raise Stopped(self.received)
 
 
-def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
+def serve(root: Path, *, dev_addr: str, clock: Callable[[], datetime],
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> int:
     """Serve until mkdocs stops or a stop signal arrives: then 128 + the signal's number, as a
     shell reports it (130 for Ctrl-C), with the mkdocs child ended and its port free."""
@@ -126,14 +126,14 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
         try:
             check_address(dev_addr)
             renders = Renders()
-            renders.render(root, now or datetime.now(timezone.utc))
+            renders.render(root, clock())
             with signals.hold():
                 shown = notice.new_folder()
                 # mkdocs through listen.py: a port taken after the check is the check's one line too
                 server = subprocess.Popen(server_command(dev_addr, str(root / "mkdocs.yml"), shown), cwd=root,
                                           env={**os.environ, **MKDOCS_ENV})
             log(f"tooling serve: watching {', '.join(d + '/' for d in RECORD_DIRS)} for changes")
-            _watch(root, server, now, log, shown, renders)
+            _watch(root, server, clock, log, shown, renders)
         except Stopped as stop:
             log(f"tooling serve: stopping on {stop}")
             return 128 + stop.signum
@@ -146,7 +146,7 @@ def serve(root: Path, *, dev_addr: str, now: datetime | None = None,
     return _exit_status(server.returncode)
 
 
-def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, log: Callable[[str], None],
+def _watch(root: Path, server: subprocess.Popen[bytes], clock: Callable[[], datetime], log: Callable[[str], None],
            shown: Path, renders: Renders) -> None:
     """Re-render whenever a record changes, for as long as mkdocs runs."""
     seen = snapshot(root)
@@ -155,7 +155,7 @@ def _watch(root: Path, server: subprocess.Popen[bytes], now: datetime | None, lo
         current = snapshot(root)
         if current != seen:
             seen = current
-            rerender(root, now, log, shown, renders)
+            rerender(root, clock, log, shown, renders)
 
 
 def _end(server: subprocess.Popen[bytes]) -> None:

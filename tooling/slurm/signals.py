@@ -10,7 +10,8 @@ count, never 100 locked writes of the run record.
 A signal that came before the trainer existed is passed on once the trainer catches it (or
 ignores it), as ``/proc/PID/status`` says, so a trainer still starting up is not killed by a
 warning it installs a handler for a moment later; after :data:`READY_SECONDS` it is passed on
-regardless. Standard library only: this module is imported before the heavy ones.
+regardless. Standard library only (and :mod:`tooling.now`, the command's clock, which is too):
+this module is imported before the heavy ones.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
+
+from tooling.now import local_now
 
 FORWARDED = (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 READY_SECONDS = 10.0  # how long a signal that came before the trainer waits for its handler
@@ -85,10 +88,6 @@ class Catcher:
         return {a.name for a in self.arrived}
 
 
-def _local_now() -> datetime:
-    return datetime.now().astimezone().replace(microsecond=0)
-
-
 EARLY: Catcher | None = None  # installed by catch_early when this process is `tooling job ... -- TRAINER`
 
 
@@ -97,7 +96,7 @@ def catch_early(argv: list[str]) -> None:
     trainer: called by :mod:`tooling.main` before its own imports, the slow part of starting up."""
     global EARLY
     if EARLY is None and wraps_a_trainer(argv):
-        EARLY = Catcher(_local_now)
+        EARLY = Catcher(local_now)
         EARLY.install()
 
 
