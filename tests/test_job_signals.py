@@ -169,7 +169,7 @@ def test_signal_events_are_the_runs_of_one_signal_each_at_its_first_arrival(arri
     base = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
     times = [base + timedelta(seconds=sum(gap for _, gap in arrivals[:i + 1])) for i in range(len(arrivals))]
     caught = [Arrival(name, at, True) for (name, _), at in zip(arrivals, times)]
-    made = list(signal_events(caught, stamp=lambda at: at.isoformat()))
+    made = list(signal_events(caught, time_text=lambda at: at.isoformat()))
     expanded, i = [], 0
     for event in made:
         match = re.fullmatch(r"(\d+) times, the last at (\S+)", event["detail"] or "1 times, the last at -")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from tooling.errors import UserError
-from tooling.records.findings import excerpt
+from tooling.records.findings import excerpt, shown_path
 
 BUG_EXIT = 3
 
@@ -68,9 +68,7 @@ def os_message(exc: OSError) -> str:
     if not isinstance(exc.filename, (str, bytes)):  # no file named (or only a descriptor's number): the
         # output (`> /dev/full`), after the files were written
         return f"{(exc.strerror or str(exc)).lower()} while writing the output" if exc.errno in _HINTS else what
-    path = os.fsdecode(exc.filename)
-    inside = os.path.abspath(path).startswith(os.getcwd() + os.sep)
-    shown = os.path.relpath(path) if inside else path
+    shown = shown_path(os.fsdecode(exc.filename))
     return f"{shown if len(shown) <= LONGEST_PATH else shown[:LONGEST_PATH] + '…'}: {what}"
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.now import Clock
+from tooling.records.findings import shown_path
 
 NAME = "build"
 HELP = "validate, render the generated pages and build the site (strict)"
@@ -24,7 +25,7 @@ def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) 
 def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_only: bool) -> int:
     from tooling.site.build import mkdocs_build, render_site
     from tooling.site.config import read_site_config
-    from tooling.site.output import display, site_target
+    from tooling.site.output import site_target
 
     site = read_site_config(root)  # the one reading of mkdocs.yml, for every step
     if not render_only:
@@ -34,5 +35,5 @@ def build_command(*, root: Path, now: datetime, site_dir: Path | None, render_on
           f"{len(result.removed)} removed", file=sys.stderr)
     if not render_only:
         target = mkdocs_build(root, site, site_dir=site_dir)
-        print(f"site built in {display(target)}", file=sys.stderr)
+        print(f"site built in {shown_path(target)}", file=sys.stderr)
     return 0

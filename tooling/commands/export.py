@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tooling.errors import UsageError
 from tooling.fs.atomic import replace_file
+from tooling.messages import counted
 from tooling.now import Clock
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import record_stem
@@ -86,5 +87,5 @@ def export_command(*, root: Path, now: datetime, output: Path | None) -> int:
             raise OSError(exc.errno, exc.strerror, str(output)) from None
     else:
         replace_file(output, text)  # a reader never sees half an export; a failed one leaves the old file
-    print(f"exported {count} incident{'s' * (count != 1)} to {output}", file=sys.stderr)
+    print(f"exported {counted(count, 'incident')} to {output}", file=sys.stderr)
     return 0

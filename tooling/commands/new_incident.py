@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tooling import arguments
 from tooling.commands.prompting import Ask, fill
 from tooling.errors import UserError
+from tooling.messages import counted
 from tooling.now import Clock
 from tooling.records.layout import ids
 from tooling.records.schema import field_spec
@@ -91,7 +92,7 @@ def new_incident_command(*, root: Path, now: datetime, interactive: bool | None 
 def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool | None = None,
                      **options: Any) -> int:
     from tooling.analysis.likely import LikelyRepeats
-    from tooling.logs.chunks import display
+    from tooling.logs.chunks import log_name
     from tooling.logs.scan import scan_logs
     from tooling.writers.filing import file_all
     from tooling.writers.scaffold import require_run
@@ -101,7 +102,7 @@ def from_log_command(*, root: Path, now: datetime, log: Path, interactive: bool 
     result = scan_logs([log], now=now)
     if not result.drafts:
         lines = result.logs[0].lines
-        raise UserError(f"{display(log)}: no failure recognised in its {lines} line{'s' if lines != 1 else ''}; "
+        raise UserError(f"{log_name(log)}: no failure recognised in its {counted(lines, 'line')}; "
                         "nothing filed (file it without --from-log)")
     created = file_all(_incidents(root, result.drafts, options, interactive), root=root, now=now)
     likely = LikelyRepeats(root, now)  # one analysis for every incident filed

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooling.errors import FieldError, UsageError
+from tooling.messages import counted
 from tooling.now import Clock
 from tooling.records.findings import excerpt
 from tooling.records.schema import field_spec
@@ -70,17 +71,13 @@ def _nowhere_to_file(*, run: str | None, cluster: str | None) -> None:
 def report(result: ScanResult) -> list[str]:
     from tooling.writers.filing import summary
 
-    lines = [f"{log.name}: {_count(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
-    lines.append(f"{_count(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
-                 (f"; {_count(result.consequences, 'more line')} taken as their aftermath (a rank that aborts "
+    lines = [f"{log.name}: {counted(log.lines, 'line')}, {log.hits} naming a failure" for log in result.logs]
+    lines.append(f"{counted(len(result.drafts), 'distinct failure') if result.drafts else 'no failure found'}" +
+                 (f"; {counted(result.consequences, 'more line')} taken as their aftermath (a rank that aborts "
                   "or raises, torchrun reporting it)" if result.consequences else ""))
     for number, draft in enumerate(result.drafts, 1):
         lines += ["", *summary(number, draft)]
     return lines
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,

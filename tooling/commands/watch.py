@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Callable
 from tooling import arguments
 from tooling.commands.scan import placement
 from tooling.errors import UsageError
+from tooling.messages import counted
 from tooling.now import Clock
+from tooling.records.findings import shown_path
 from tooling.records.runs import STALL_AFTER_MINUTES
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ def watch_command(*, root: Path, now: datetime, logs: list[Path], run_id: str | 
                           clock=lambda: now + timedelta(seconds=time.monotonic() - start),
                           emit=_printer(root, as_json), once=once)
         if not once:
-            _say(f"following {len(logs)} log{'s' if len(logs) != 1 else ''} for {place}; {stall_text(threshold)}; "
+            _say(f"following {counted(len(logs), 'log')} for {place}; {stall_text(threshold)}; "
                  f"offsets in {state_path}")
             for path, exists in present.items():
                 if not exists:
@@ -104,7 +106,7 @@ def _say(text: str) -> None:
 
 def _printer(root: Path, as_json: bool) -> Callable[[Outcome], None]:
     def emit(outcome: Outcome) -> None:
-        shown = outcome.path.relative_to(root) if outcome.path.is_relative_to(root) else outcome.path
+        shown = shown_path(outcome.path, root)
         if as_json:
             print(json.dumps({"action": outcome.action, "incident": outcome.incident, "path": str(shown),
                               "added": outcome.added, "occurrences": outcome.occurrences, **outcome.details},

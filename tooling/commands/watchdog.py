@@ -25,6 +25,7 @@ from tooling import arguments
 from tooling.errors import UsageError, UserError
 from tooling.fs.atomic import create_file
 from tooling.now import Clock
+from tooling.records.findings import shown_path
 from tooling.records.kinds import KINDS
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def _fire(*, root: Path, clock: Clock, run: str, stall: HeartbeatStall, folder: 
     finally:
         killed, left = end_job()  # whatever happened above, nothing of the job outlives the monitor
     create_file(evidence.folder / SUMMARY, summary(stall, evidence, killed=killed, left=left))
-    print(f"tooling watchdog: dumps in {_shown(root, evidence.folder)}/; ended the job "
+    print(f"tooling watchdog: dumps in {shown_path(evidence.folder, root)}/; ended the job "
           f"({len(killed)} processes killed); exit {EXIT_HANG}", file=sys.stderr)
     _draft(root=root, run=run, stall=stall, evidence=evidence, killed=killed, detected=detected,
            incidents=incidents)
@@ -128,11 +129,4 @@ def _draft(*, root: Path, run: str, stall: HeartbeatStall, evidence: HangEvidenc
     except UserError as exc:  # the job is over either way: the exit code must still say "hang"
         print(f"tooling watchdog: could not draft the incident: {exc}", file=sys.stderr)
         return
-    print(f"tooling watchdog: drafted {_shown(root, path)}", file=sys.stderr)
-
-
-def _shown(root: Path, path: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
+    print(f"tooling watchdog: drafted {shown_path(path, root)}", file=sys.stderr)

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tooling.messages import counted
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -144,7 +146,7 @@ def outliers(stacks: list[RankStack]) -> list[Outlier]:
 def report(stacks: list[RankStack], *, top: int = 4) -> str:
     """The equivalence classes and the verdict, for a terminal or a lab page."""
     groups = classes(stacks)
-    lines = [f"{len(stacks)} rank{'s' * (len(stacks) != 1)}, {len(groups)} distinct stack{'s' * (len(groups) != 1)}"]
+    lines = [f"{counted(len(stacks), 'rank')}, {counted(len(groups), 'distinct stack')}"]
     for group in groups:
         label = ", ".join(group.ranks)
         path = " <- ".join(str(f) for f in group.frames[:top]) or "(no Python frames)"

@@ -25,7 +25,8 @@ EXPECTED = "expected a text log (dmesg, NCCL, SLURM output, tracebacks), gzipped
 _GZIP_ERRORS = (gzip.BadGzipFile, EOFError, zlib.error)
 
 
-def display(path: Path) -> str:
+def log_name(path: Path) -> str:
+    """A log as its lines are named: as the user named it ('standard input' for -), never rewritten."""
     return "standard input" if str(path) == "-" else str(path)
 
 

@@ -22,7 +22,7 @@ from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
 from tooling.logs import blocks
-from tooling.logs.chunks import CHUNK, Chunks, display, open_log
+from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
 from tooling.logs.context import Context, When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
 from tooling.logs.timeline import Timeline
@@ -102,7 +102,7 @@ def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> Sc
     stats = []
     for path in paths:
         with open_log(path) as stream:
-            stats.append(Scanner(Chunks(stream, display(path), chunk), book, now).run())
+            stats.append(Scanner(Chunks(stream, log_name(path), chunk), book, now).run())
         book.finish()
     return ScanResult(book.result(), stats, book.consequences, book.dropped)
 

@@ -49,14 +49,16 @@ class Finding:
         return Finding(self.path, self.line, self.col, self.rule, self.message, Severity.ERROR)
 
 
-def shown_path(path: str, relative_to: Path) -> str:
-    """``path`` as a message names it: relative to ``relative_to`` when inside it, else as given."""
+def shown_path(path: str | os.PathLike[str], relative_to: Path | None = None) -> str:
+    """``path`` as every message names it: relative to ``relative_to`` (the repository, or by
+    default the working folder) when inside it, else as given."""
     # the folder resolved (the repository may be reached through a link), the file not: a
     # record that is a link is named where it is, not where it leads (nowhere, or outside)
+    folder = Path.cwd() if relative_to is None else relative_to
     absolute = Path(os.path.abspath(path))
     try:
-        return str((absolute.parent.resolve() / absolute.name).relative_to(relative_to.resolve()))
-    except ValueError:  # outside the repository: as it was given
-        return path
+        return str((absolute.parent.resolve() / absolute.name).relative_to(folder.resolve()))
+    except ValueError:  # outside it: as it was given
+        return os.fspath(path)
     except (RuntimeError, OSError):  # a loop of folder links: name it as it was given
-        return os.path.relpath(absolute, os.path.abspath(relative_to))
+        return os.path.relpath(absolute, os.path.abspath(folder))

@@ -55,6 +55,11 @@ def parse_time(text: Any) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
+def record_time(when: datetime) -> str:
+    """``when`` as records write a time: to the second, with its offset (2026-03-14T02:47:00+00:00)."""
+    return when.replace(microsecond=0).isoformat()
+
+
 def same_or_later(earlier: Any, later: Any) -> bool | None:
     """Whether ``later`` is not before ``earlier``, compared at the coarser of their precisions
     (2022-06 is not before 2022-06-14T10:00Z); None when either is not a date."""

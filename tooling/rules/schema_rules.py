@@ -11,6 +11,7 @@ import fastjsonschema
 import jsonschema
 from jsonschema.exceptions import ValidationError
 
+from tooling.messages import counted
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.locate import locate
@@ -81,7 +82,7 @@ def describe(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping" if value else "an empty mapping"
     if isinstance(value, list):
-        return f"a list of {len(value)} item{'s' * (len(value) != 1)}" if value else "an empty list"
+        return f"a list of {counted(len(value), 'item')}" if value else "an empty list"
     return str(value)
 
 
@@ -179,7 +180,7 @@ def _message(error: jsonschema.ValidationError) -> str:
             return f"expected {side} {bound} characters {received}"
         case "minItems" | "maxItems":
             side = "at least" if error.validator == "minItems" else "at most"
-            return f"expected {side} {bound} item{'s' if bound != 1 else ''} {received}"
+            return f"expected {side} {counted(bound, 'item')} {received}"
         case "minimum" | "maximum":
             side = ">=" if error.validator == "minimum" else "<="
             return f"expected a number {side} {bound} {received}"

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import UserError
+from tooling.records.findings import shown_path
 from tooling.site.config import SiteConfig
 from tooling.site.history import site_history
 from tooling.site.markup_check import check_site
-from tooling.site.output import discard, display, new_build_dir, site_target, swap_in
+from tooling.site.output import discard, new_build_dir, site_target, swap_in
 from tooling.site.pages import GENERATED_DIR
 from tooling.site.render import RenderResult, render_pages
 from tooling.site.rerender import Rerender
@@ -62,7 +63,7 @@ def mkdocs_build(root: Path, site: SiteConfig, *, site_dir: Path | None = None, 
                    editions=site_editions(config), shown_as=target)
         swap_in(Path(config.site_dir), target)
     except (MkDocsException, SnippetMissingError) as exc:  # a page including a file that is not there
-        raise UserError(f"site not built, {display(target)}/ left as it was: {_said(problems, exc, docs_dir)}") from None
+        raise UserError(f"site not built, {shown_path(target)}/ left as it was: {_said(problems, exc, docs_dir)}") from None
     except OSError as exc:  # a full disk: name the site folder, not the temporary one
         raise OSError(exc.errno, exc.strerror, str(target)) from None
     finally:
@@ -75,7 +76,7 @@ def _said(problems: list[str], exc: Exception, docs_dir: Path) -> str:
     names one ("Doc file 'x.md' contains ..."); mkdocs itself raises only a summary."""
     if not problems:
         return str(exc)
-    docs = display(docs_dir)
+    docs = shown_path(docs_dir)
     lines = list(dict.fromkeys(f"{docs}/{m[1]}: {m[2]}" if (m := DOC_FILE.match(p)) else p for p in problems))
     more = [f"... and {len(lines) - SHOWN} more"] if len(lines) > SHOWN else []
     return "\n".join(lines[:SHOWN] + more)

@@ -29,11 +29,6 @@ def _tag(target: Path) -> str:
     return f".{target.name}.tooling-"
 
 
-def display(path: Path) -> str:
-    """``path`` as the user would write it: relative under the working folder, else absolute."""
-    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
-
-
 def site_target(root: Path, site_dir: Path | None, site: SiteConfig) -> Path:
     """The site folder a build replaces, checked (see :func:`check_site_dir`): ``site_dir``
     (relative to the working folder, as a shell user means it), else mkdocs.yml's (``site``),

@@ -45,7 +45,8 @@ def edit_base(config: dict[str, Any]) -> str | None:
     return urljoin(str(repo_url).rstrip("/") + "/", str(edit_uri)[: -len(docs)])
 
 
-def stamp(moment: datetime) -> str:
+def utc_minute(moment: datetime) -> str:
+    """A page's date as the site shows it: 2026-03-14 02:47 UTC."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -72,7 +73,7 @@ class Sources:
         docs_dir = str(config.get("docs_dir") or "docs")
         self.docs_prefix = Path(os.path.relpath(GENERATED_DIR, docs_dir)).as_posix() + "/"
         self.excluded = GitIgnoreSpec.from_lines(str(config.get("exclude_docs") or "").splitlines())
-        self.newest = stamp(max((self._changed(r.path) for r in records),
+        self.newest = utc_minute(max((self._changed(r.path) for r in records),
                                 default=datetime.fromtimestamp(0, timezone.utc)))
         self.known: dict[str, Source] = {}
 
@@ -80,7 +81,7 @@ class Sources:
         known = self.known.get(record.path)
         if known is None:  # asked for each page of each edition: found once per render
             path = self._relative(record.path)
-            known = self.known[record.path] = Source(path, self._edit_url(path), stamp(self._changed(record.path)))
+            known = self.known[record.path] = Source(path, self._edit_url(path), utc_minute(self._changed(record.path)))
         return known
 
     def front_matter(self, relative: str, item: Any, text: str) -> str:
@@ -96,7 +97,7 @@ class Sources:
             path = str(self.roots[0] / origin)  # the history's key: under the root as given, made absolute
         else:  # drawn from many records
             return with_front_matter(text, {"revision_date": self.newest})
-        fields = {"revision_date": stamp(self._changed(path))}
+        fields = {"revision_date": utc_minute(self._changed(path))}
         if (url := self._edit_url(origin)) is not None:
             fields["edit_url"] = url
         return with_front_matter(text, fields)

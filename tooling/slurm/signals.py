@@ -134,10 +134,10 @@ def handled(pid: int, signum: int) -> bool | None:
     return bool((masks["SigCgt"] | masks["SigIgn"]) >> (signum - 1) & 1)
 
 
-def signal_events(arrivals: list[Arrival], stamp: Callable[[datetime], str]) -> Iterator[dict[str, Any]]:
+def signal_events(arrivals: list[Arrival], time_text: Callable[[datetime], str]) -> Iterator[dict[str, Any]]:
     """``signal`` events of ``arrivals``: each run of the same signal is one event, at its first
     arrival, with how many and the last one's time in its detail."""
     for name, run in itertools.groupby(arrivals, key=lambda a: a.name):
         same = list(run)
-        detail = f"{len(same)} times, the last at {stamp(same[-1].at)}" if len(same) > 1 else None
+        detail = f"{len(same)} times, the last at {time_text(same[-1].at)}" if len(same) > 1 else None
         yield {"kind": "signal", "signal": name, "at": same[0].at, "detail": detail}

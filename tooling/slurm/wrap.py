@@ -29,12 +29,12 @@ from typing import Any
 from tooling.fs.lock import LockTimeout
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
+from tooling.records.model import record_time
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
 from tooling.slurm.signals import Arrival, Catcher, signal_events
 from tooling.writers.edit import StillChanging
 from tooling.writers.feed_writes import feed_run
-from tooling.writers.scaffold import stamp
 
 POLL_SECONDS = 0.2
 RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5
@@ -121,7 +121,7 @@ def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None]) -> tuple[int
 
 
 def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
-    return [job.event(**event) for event in signal_events(batch, stamp=stamp)]
+    return [job.event(**event) for event in signal_events(batch, time_text=record_time)]
 
 
 def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written: int, ended: datetime,

@@ -23,9 +23,10 @@ from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.logs import blocks
+from tooling.messages import counted
+from tooling.records.model import record_time
 from tooling.records.runs import stalled
 from tooling.writers.filing import SEVERITY
-from tooling.writers.scaffold import stamp
 
 WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times more each time after
 HANG = "training.hang"  # the catalogue's mode for a run that stopped making progress, cause unknown
@@ -86,7 +87,7 @@ class Stall:
 
 def minutes_text(minutes: float) -> str:
     whole = int(minutes)
-    return f"{whole} minute{'s' if whole != 1 else ''}" if minutes == whole else f"{minutes:g} minutes"
+    return counted(whole, "minute") if minutes == whole else f"{minutes:g} minutes"
 
 
 def hang_values(last: Progress, *, now: datetime, minutes: float, source: str, logs: list[str],
@@ -97,12 +98,12 @@ def hang_values(last: Progress, *, now: datetime, minutes: float, source: str, l
     waited = minutes_text(minutes)
     notes = (f"Drafted by tooling watch: no progress line (a step report of the training loop) in "
              f"{', '.join(logs)} for {waited} ({source}). The last one was line {last.line} of {last.log}, "
-             f"seen at {stamp(last.at)}: {last.text!r}. So started_at is when that line was seen. "
+             f"seen at {record_time(last.at)}: {last.text!r}. So started_at is when that line was seen. "
              f"{mode.summary}")
     links = [{"title": f"log watched: {os.path.basename(log)}", "url": os.path.abspath(log)} for log in logs]
     return {"title": f"{mode.title}: no progress for {waited}", "symptom": mode.symptom, "layer": mode.layer,
-            "signatures": [], "detected_at": stamp(now), "run": where["run"], "severity": SEVERITY,
-            "extra": {"failure_mode": mode.id, "started_at": stamp(last.at), "notes": notes, "links": links,
+            "signatures": [], "detected_at": record_time(now), "run": where["run"], "severity": SEVERITY,
+            "extra": {"failure_mode": mode.id, "started_at": record_time(last.at), "notes": notes, "links": links,
                       **where["extra"]}}
 
 
@@ -111,4 +112,4 @@ def hang_json(last: Progress, values: dict[str, Any], minutes: float) -> dict[st
     return {"title": values["title"], "failure_mode": HANG, "layer": values["layer"], "symptom": values["symptom"],
             "detected_at": values["detected_at"], "started_at": values["extra"]["started_at"],
             "stall_after_minutes": minutes,
-            "last_progress": {"log": last.log, "line": last.line, "text": last.text, "seen_at": stamp(last.at)}}
+            "last_progress": {"log": last.log, "line": last.line, "text": last.text, "seen_at": record_time(last.at)}}

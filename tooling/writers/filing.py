@@ -7,6 +7,7 @@ from typing import Any
 
 from tooling.catalogue.automations import handled_by
 from tooling.logs.drafts import Draft
+from tooling.records.model import record_time
 from tooling.writers.scaffold import new_incident
 
 MAX_TITLE = 200  # the schema's limit
@@ -46,16 +47,16 @@ def title(draft: Draft) -> str:
     return text if len(text) <= MAX_TITLE else text[:MAX_TITLE - 1] + "…"
 
 
-def stamp(draft: Draft) -> str | None:
-    at = draft.detected_at
-    return at.replace(microsecond=0).isoformat() if at else None
+def detected_time(draft: Draft) -> str | None:
+    """When the log says the failure was seen, as records write a time; None when it does not say."""
+    return record_time(draft.detected_at) if draft.detected_at else None
 
 
 def as_json(draft: Draft) -> dict[str, Any]:
     return {
         "title": title(draft), "failure_mode": draft.mode.id, "layer": draft.mode.layer,
         "symptom": draft.mode.symptom, "signatures": list(draft.signatures), "codes": list(draft.all_codes),
-        "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks), "detected_at": stamp(draft),
+        "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks), "detected_at": detected_time(draft),
         "count": draft.count,
         "logs": [{"log": log, "first_line": lines.first, "last_line": lines.last, "count": lines.count}
                  for log, lines in draft.logs.items()],
@@ -74,7 +75,7 @@ def summary(number: int, draft: Draft) -> list[str]:
     codes = ", ".join(draft.all_codes) or "none"
     out = [f"{number}. {title(draft)}",
            f"   {draft.mode.id} (layer {draft.mode.layer}, symptom {draft.mode.symptom}); codes: {codes}",
-           f"   detected {stamp(draft) or 'at an unknown time'}" +
+           f"   detected {detected_time(draft) or 'at an unknown time'}" +
            (f" ({'; '.join(draft.notes())})" if draft.notes() else ""),
            f"   {lines_text(draft)}"]
     return out + [f"   | {line}" for line in draft.signatures]
@@ -87,7 +88,7 @@ def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]
     if draft.all_codes:
         notes.append(f"Codes: {', '.join(draft.all_codes)}.")
     notes.append(f"Times: {'; '.join(draft.notes())}.")
-    if stamp(draft) is None:
+    if detected_time(draft) is None:
         notes.append("So detected_at is when this was filed.")
     links = [{"title": f"log scanned: {os.path.basename(log)}", "url": os.path.abspath(log)}
              for log in draft.logs if log != "standard input"]
@@ -95,7 +96,7 @@ def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]
     return {
         "title": title(draft), "symptom": draft.mode.symptom, "layer": draft.mode.layer,
         "signatures": list(draft.signatures), "nodes": sorted(draft.nodes), "ranks": sorted(draft.ranks),
-        "detected_at": stamp(draft),
+        "detected_at": detected_time(draft),
         "extra": {"failure_mode": draft.mode.id, "notes": " ".join(notes), "links": links,
                   **({"handled_by": automation} if automation else {})},
     }
