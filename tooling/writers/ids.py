@@ -8,6 +8,7 @@ from typing import Callable
 
 from tooling.errors import UserError
 from tooling.fs.atomic import create_file
+from tooling.records.findings import shown_path
 
 MAX_ATTEMPTS = 10_000
 
@@ -20,12 +21,6 @@ def highest_number(directory: Path, prefix: str) -> int:
 
 def format_id(prefix: str, number: int) -> str:
     return f"{prefix}{number:04d}"
-
-
-def shown(path: Path) -> str:
-    """``path`` as messages name it: relative to here when it is below here."""
-    inside = os.path.abspath(path).startswith(os.getcwd() + os.sep)
-    return os.path.relpath(path) if inside else str(path)
 
 
 def make_folder(directory: Path) -> None:
@@ -47,8 +42,8 @@ def make_folder(directory: Path) -> None:
             what = f"a symbolic link to {os.readlink(blocking)}, which does not exist"
         except OSError:
             what = "a symbolic link that leads round in a loop"
-    folder = "the folder" if blocking == directory else f"a folder holding {shown(directory)}/, the folder"
-    raise UserError(f"{shown(blocking)}: {what}; expected {folder} the records go in (move it away "
+    folder = "the folder" if blocking == directory else f"a folder holding {shown_path(directory)}/, the folder"
+    raise UserError(f"{shown_path(blocking)}: {what}; expected {folder} the records go in (move it away "
                     "or make it a folder)")
 
 

@@ -10,15 +10,15 @@ from typing import Any
 from tooling.catalogue.evidence import primary
 from tooling.errors import FieldError, UserError
 from tooling.fs.atomic import create_file
-from tooling.records.findings import Finding, Severity, excerpt
+from tooling.records.findings import Finding, Severity, excerpt, shown_path
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
 from tooling.records.load import parse_text
-from tooling.records.model import Record, parse_time
+from tooling.records.model import Record, parse_time, record_time
 from tooling.records.reading import decode_text
 from tooling.rules.schema_rules import check_record, field_errors
 from tooling.rules.time_rules import EARLIEST, LATEST, check_times
-from tooling.writers.ids import create_next, make_folder, shown
+from tooling.writers.ids import create_next, make_folder
 from tooling.writers.record_text import render
 
 HEADERS = {
@@ -29,11 +29,6 @@ HEADERS = {
 # The fields a caller gives; the others are derived from them (the timeline echoes the title).
 INCIDENT_FIELDS = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",
                    "detected_at", "reported_by")
-
-
-def stamp(now: datetime) -> str:
-    """``now`` as records write times: to the second, with its offset."""
-    return now.replace(microsecond=0).isoformat()
 
 
 def user() -> str:
@@ -74,7 +69,7 @@ def _refusal(kind: str, text: str, errors: list[Finding], directory: Path) -> Us
     named = [(field, f.message) for f in errors if (field := _field_above(lines, f.line)) is not None]
     if len(named) == len(errors):
         return FieldError(named)
-    return UserError(f"{shown(directory)}: no {kind} created, it would not validate: "
+    return UserError(f"{shown_path(directory)}: no {kind} created, it would not validate: "
                      + "; ".join(f"[{f.rule}] {f.message}" for f in errors))
 
 
@@ -113,7 +108,7 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
     extra = dict(extra or {})
     if extra.get("scope") != "cluster":
         require_run(root, run or "")
-    detected = detected_at or stamp(now)
+    detected = detected_at or record_time(now)
     values: dict[str, Any] = {
         "kind": "incident", "id": "INC-0000", "title": title, "status": "open",
         "severity": severity, "symptom": symptom, "layer": layer,
@@ -176,7 +171,7 @@ def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, o
     values: dict[str, Any] = {
         "kind": "run", "id": name, "title": title or name, "owner": owner or user(),
         "summary": "", "state": "planned", "known_issues": [], "debugging": [],
-        "oncall": {"members": [], "shifts": []}, "updated_at": stamp(now), "updated_by": owner or user(),
+        "oncall": {"members": [], "shifts": []}, "updated_at": record_time(now), "updated_by": owner or user(),
     }
     _check_values("run", values, ("id", "title", "owner"))
     directory = root / KINDS["run"].directory
