@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from tooling.messages import counted
 from tooling.records.findings import Finding, Severity, excerpt, printable
 from tooling.records.kinds import KINDS
 from tooling.records.layout import is_id, record_paths
@@ -173,13 +174,9 @@ def check_ladder_coverage(records: list[Record], index: RecordIndex) -> Iterator
             continue
         reported.add(symptom)
         yield Finding(record.path, *locate(record.path, ["symptom"]), "ladder-missing",
-                      f"symptom '{symptom}' has {_incidents(counts[symptom])} but no ladder; expected "
+                      f"symptom '{symptom}' has {counted(counts[symptom], 'incident')} but no ladder; expected "
                       f"runbooks/ladders/{symptom}.yaml, or '{symptom}' under also_for of the closest ladder",
                       Severity.WARNING)
-
-
-def _incidents(count: int) -> str:
-    return f"{count} incident" + ("" if count == 1 else "s")
 
 
 DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution

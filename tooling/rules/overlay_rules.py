@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterator
 
+from tooling.messages import counted
 from tooling.records.findings import Finding, Severity
 from tooling.records.kinds import KINDS
 from tooling.records.locate import Keys, locate
@@ -72,7 +73,7 @@ class _Walk:
     def extra(self, items: Items, theirs: list[Any], ours: list[Any], index: int, twin: int | None,
               keys: Keys, outer: str | None) -> Finding:
         if items.key is None:
-            count = f"{len(theirs)} {items.noun}{'s' * (len(theirs) != 1)}"
+            count = counted(len(theirs), items.noun)
             return self.finding([*keys, index], "overlay-unknown",
                                 f"{self.label(items, ours, index, outer)} is not in {self.name} (it has {count}); "
                                 f"expected only the {items.noun}s of the English text")
