@@ -26,7 +26,7 @@ from tooling.logs.drafts import Draft
 from tooling.records.clock import ahead, span
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
-from tooling.records.model import parse_time
+from tooling.records.model import parse_time, record_time
 from tooling.records.runs import has_ended, stall_minutes, stalled
 from tooling.watch.logs import FollowedLog
 from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
@@ -84,7 +84,7 @@ class StallRule:
         if skew is None:
             return Threshold(minutes, source, going and not recent)
         notice = (f"run {self.run}: feed.heartbeat_at {feed['heartbeat_at']} is {span(skew)} ahead of this clock "
-                  f"({now.replace(microsecond=0).isoformat()}): the clock of the node that wrote it runs fast; "
+                  f"({record_time(now)}): the clock of the node that wrote it runs fast; "
                   "not taken as progress, only the logs' progress lines count")
         return Threshold(minutes, source, going, str(feed["heartbeat_at"]), notice)
 

@@ -31,7 +31,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from tooling.records import roundtrip
 from tooling.records.layout import path_of
-from tooling.records.model import parse_time
+from tooling.records.model import parse_time, record_time
 from tooling.records.runs import SAMPLE_EVERY
 from tooling.records.schema import schema_for
 from tooling.rules.validate import repository_records
@@ -114,7 +114,7 @@ def feed_run(root: Path, run: str, *, now: datetime, progress: Mapping[str, Any]
 def _time(value: Any) -> Any:
     """A timestamp as ruamel writes it plain (to the second, with its offset)."""
     if isinstance(value, datetime):
-        value = value.replace(microsecond=0).isoformat()
+        value = record_time(value)
     return roundtrip.load_value(str(value))
 
 
