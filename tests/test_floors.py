@@ -33,7 +33,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("logs", ("tooling.logs",)),
     ("writers", ("tooling.writers",)),
     ("analyses", ("tooling.analysis",)),
-    ("live side", ("tooling.watch", "tooling.slurm", "tooling.diagnose", "tooling.intake")),
+    ("live side", ("tooling.watch", "tooling.slurm", "tooling.diagnose", "tooling.intake", "tooling.health")),
     ("site", ("tooling.site",)),
     ("commands", ("tooling.commands", "tooling.arguments", "tooling.main", "tooling.__main__")),
 ]

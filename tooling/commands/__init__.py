@@ -28,7 +28,7 @@ COMMANDS = (
     "scan", "watch", "import_history", "export",
     "build", "serve", "publish",
     "repeats", "review", "budget",
-    "stacks", "triage", "watchdog",
+    "stacks", "triage", "watchdog", "health_check",
 )
 
 
