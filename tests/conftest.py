@@ -47,11 +47,12 @@ def repo(tmp_path: Path) -> Path:
 #   site   every test under tests/site/: site builds and the headless-browser tests
 #   labs   every test under tests/labs/: the labs and their self-checks
 #   slurm  every test that uses the `slurm` fixture: tests/labs/conftest.py starts a real SLURM
-#          for the session (autouse there, so that is every test under tests/labs/)
+#          for the session (autouse there, so that is every test under tests/labs/); and every
+#          test under tests/slurm/: the emulated multi-node cluster and the node health check
 #   slow   any other test of a second or more: marked in its own file, or listed in SLOW below
 # The fast tier is -m "not site and not labs and not slurm and not slow" (README.md).
 TESTS = Path(__file__).resolve().parent
-DIRECTORY_MARKERS = {"site": "site", "labs": "labs"}  # first folder under tests/ -> marker
+DIRECTORY_MARKERS = {"site": "site", "labs": "labs", "slurm": "slurm"}  # first folder under tests/ -> marker
 
 # Tests elsewhere that take a second or more on this 2-core machine, marked slow by node id
 # (relative to tests/; without a [parameter] it covers every parameter, a file alone every test

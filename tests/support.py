@@ -70,12 +70,14 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 @contextmanager
-def tmpfs(mount: Path, size: str) -> Iterator[Path]:
+def tmpfs(mount: Path, size: str, inodes: int | None = None) -> Iterator[Path]:
     """A tmpfs of ``size`` (such as 2m) mounted at ``mount``, made here: a real full disk, or a
-    file system to remount read-only. Root only: the test is skipped where mounting is refused.
+    file system to remount read-only; with ``inodes``, room for that many files and folders only.
+    Root only: the test is skipped where mounting is refused.
     Unmounted afterwards, lazily if something still holds a file there: never a mount left behind."""
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+    options = f"size={size}" + (f",nr_inodes={inodes}" if inodes else "")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)],
                           capture_output=True, text=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
