@@ -10,7 +10,8 @@ the future); :class:`When` remembers both assumptions so that a draft can say so
 
 Hosts: the host field of syslog, ``slurmstepd``'s ``JOB 12 ON node042``, ``srun: error: node042:``
 and NCCL's ``node042:1234:5678 [3] NCCL ...`` or ``node042:1234:5678 [3] misc/socket.cc:50 NCCL WARN``
-(where ``[3]`` is the CUDA device, not a rank).
+(where ``[3]`` is the CUDA device, not a rank), and ``node=node042`` (a straggler detector's
+``node='node042'`` quoted or not).
 Ranks: PyTorch's ``[rank3]:`` prefix, ``[Rank 3]`` and ``rank 3`` / ``rank: 3`` (torchrun's
 summary); torchrun's ``[default3]:`` and ``local_rank: 3`` are local ranks and are not taken.
 """
@@ -38,7 +39,7 @@ _HOST_FIELD = re.compile(r" +([A-Za-z0-9][\w.-]*) +[\w./@-]+(?:\[\d+\])?: ")
 _LEVELS = {"info", "warning", "warn", "error", "debug", "critical", "fatal", "notice", "trace"}
 _NCCL = re.compile(r"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] (?:[\w./-]+\.\w+:\d+ )?(?=NCCL )")  # WARN: file:line first
 _HOSTS = (re.compile(r"\b(?:JOB|STEP) \S+ ON (\S+) CANCELLED"), re.compile(r"srun: error: ([\w.-]+): tasks? [\d,-]+:"),
-          re.compile(r"^\s*host\s*: (\S+)"))
+          re.compile(r"^\s*host\s*: (\S+)"), re.compile(r"\bnode=['\"]?([A-Za-z0-9][\w.-]*)"))
 _RANK_TAG = re.compile(r"\[(?:PG [^\]]*?)?Rank (\d+)\]")
 _RANK_WORD = re.compile(r"\brank\s*[:=]?\s*(\d+)\b", re.IGNORECASE)
 
