@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from tooling import arguments
 from tooling.errors import UsageError
 from tooling.now import Clock
+from tooling.records.findings import shown_path
 
 if TYPE_CHECKING:
     from tooling.health.check import Report
@@ -101,7 +102,7 @@ def _located(report: Report, timeout: float) -> None:
 
 
 def _shown(path: Path | None, root: Path) -> str:
-    return "" if path is None else str(path.relative_to(root) if path.is_relative_to(root) else path)
+    return "" if path is None else shown_path(path, root)
 
 
 def _lines(report: Report, root: Path) -> list[str]:
