@@ -78,29 +78,35 @@ def check(s: Settings, *, root: Path, now: datetime) -> Report:
     found, lines, gpus = run_probes(s)
     known = state.load(s.state, s.node)
     looked, others = _with_kernel(found, lines, gpus, known, now=now)
-    faults = [f for p in looked for f in p.faults]
-    unhealthy = not all(p.healthy for p in looked)
-    if not (s.cluster or s.drain) or (not unhealthy and not known.standing):
+    if not (s.cluster or s.drain) or (all(p.healthy for p in looked) and not known.standing):
+        faults = [f for p in looked for f in p.faults]  # nothing to act on, or nothing to do: nothing written
         return Report(s.node, looked, faults, [Filed(None, "none")] * len(faults), others,
                       _reason(looked, faults, []), False, None, time.monotonic() - started)
-    from tooling.health.filing import file_faults  # the records' machinery: only a check that acts loads it
-
     with state.held(s.state, timeout=s.timeout):
         known = state.load(s.state, s.node)  # another check of the node may have acted meanwhile
         looked, others = _with_kernel(found, lines, gpus, known, now=now)
-        faults = [f for p in looked for f in p.faults]
-        filed, unfiled = [Filed(None, "none")] * len(faults), None
-        try:
-            if s.cluster:
-                filed = file_faults(faults, known, node=s.node, cluster=s.cluster, root=root, now=now)
-        except UserError as exc:  # drained all the same: an unwritable record is no reason to run jobs there
-            unfiled = str(exc)
-        reason = _reason(looked, faults, filed)
-        error = _drain(s.node, reason, timeout=s.timeout) if s.drain and reason else None
-        _remember(known, lines, faults, filed)
+        report = _act(s, looked, others, known, root=root, now=now)
+        _remember(known, lines, report.faults, report.filed)
         state.save(s.state, known)
+    return replace(report, seconds=time.monotonic() - started)
+
+
+def _act(s: Settings, looked: list[Probe], others: list[Draft], known: state.NodeState, *, root: Path,
+         now: datetime) -> Report:
+    """File the faults (with a cluster to file under) and drain the node (when asked)."""
+    from tooling.health.filing import file_faults  # the records' machinery: only a check that acts loads it
+
+    faults = [f for p in looked for f in p.faults]
+    filed, unfiled = [Filed(None, "none")] * len(faults), None
+    try:
+        if s.cluster:
+            filed = file_faults(faults, known, node=s.node, cluster=s.cluster, root=root, now=now)
+    except UserError as exc:  # drained all the same: an unwritable record is no reason to run jobs there
+        unfiled = str(exc)
+    reason = _reason(looked, faults, filed)
+    error = _drain(s.node, reason, timeout=s.timeout) if s.drain and reason else None
     return Report(s.node, looked, faults, filed, others, reason, bool(s.drain and reason and not error), error,
-                  time.monotonic() - started, unfiled)
+                  0.0, unfiled)
 
 
 def _with_kernel(found: list[Probe], lines: list[str], gpus: list[Gpu], known: state.NodeState, *,
