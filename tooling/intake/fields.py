@@ -15,7 +15,7 @@ from typing import Any
 from tooling.records.schema import field_spec, resolve, schema_for
 
 PSEUDO = ("description", "id")  # columns that feed the import, not a field of the same name
-TOOLING_ONLY = ("watch_polls",)  # bookkeeping tooling watch writes: no logbook has it
+TOOLING_ONLY = ("watch_polls", "handled_by")  # what tooling writes: watch's bookkeeping, the automation that handled it (an id of automations.yaml, no logbook column)
 NESTED = "impact"
 # new_incident's own parameters; every other field goes to it as `extra`
 NAMED = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",
