@@ -7,11 +7,13 @@ all-reduce, and the detector names the rank and its node (:mod:`tooling.resilien
 Its line goes to the job's log, where `tooling watch` files it as a throughput drop with the
 node as evidence.
 
-Lab 6's straggler variant runs it across the emulated nodes, one task per node as srun starts
-them (each has its own SLURMD_NODENAME, the name the detector reports), or calls
-:func:`work_seconds` and :func:`train_step` from its own loop::
+Lab 6's straggler variant runs it across the emulated nodes of scripts/slurm-cluster, one
+torchrun per node (each task has its node's SLURMD_NODENAME, the name the detector reports), or
+calls :func:`work_seconds` and :func:`train_step` from its own loop::
 
-    SLOW_NODE=n2 srun --nodes=3 --ntasks-per-node=1 --output=job.log python labs/stragglers.py --steps 200
+    SLOW_NODE=n2 srun -N3 --ntasks-per-node=1 --output=job.log bash -c 'exec python -m torch.distributed.run \
+        --nnodes=3 --nproc-per-node=1 --node-rank=$SLURM_NODEID --master-addr=127.0.0.1 --master-port=29731 \
+        labs/stragglers.py --steps 200'
     tooling watch job.log --run demo-7b --once     # the straggler, filed with node n2
 
 Without SLOW_NODE it is a healthy run, which must name no one. Rank 0 prints one JSON line at
