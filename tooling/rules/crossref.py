@@ -6,10 +6,10 @@ Each rule has a stable id that appears in its findings. The rules on dates and t
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from tooling.messages import counted
 from tooling.records.findings import Finding, Severity, excerpt, printable
@@ -18,27 +18,13 @@ from tooling.records.layout import is_id, record_paths
 from tooling.records.locate import Keys, finding_at, locate
 from tooling.records.model import Record, parse_time
 from tooling.records.runs import MIN_ROTATION, is_live, rotation
+from tooling.rules.others import Others, file_name
 from tooling.rules.overlay_rules import check_overlays
 from tooling.rules.repeat_rules import check_repeat_cycles
 from tooling.rules.time_rules import check_clock, check_times
 
 
-class RecordIndex:
-    """Every record by kind and id, for resolving references."""
-
-    def __init__(self, records: Iterable[Record], shown: Iterable[str] = ()) -> None:
-        self.by_kind: dict[str, dict[str, Record]] = defaultdict(dict)
-        self.loaded: set[str] = set()
-        for record in records:
-            self.by_kind[record.kind].setdefault(record.id, record)
-            self.loaded.add(os.path.abspath(record.path))
-        self.shown = {os.path.abspath(p) for p in shown}  # unreadable files whose own error is shown
-
-    def has(self, kind: str, record_id: Any) -> bool:
-        return isinstance(record_id, str) and record_id in self.by_kind.get(kind, {})
-
-
-def unreadable_file(record: Record, kind: str, record_id: Any, index: RecordIndex) -> str | None:
+def unreadable_file(record: Record, kind: str, record_id: Any, index: Others) -> str | None:
     """The file of ``record``'s repository that would hold the ``kind`` record ``record_id`` when it
     is there but did not load as a record (bad YAML, no kind), or None."""
     if not (isinstance(record_id, str) and is_id(kind, record_id)):
@@ -48,14 +34,7 @@ def unreadable_file(record: Record, kind: str, record_id: Any, index: RecordInde
     if depth >= len(parents):
         return None
     files = record_paths(parents[depth], kind, record_id)
-    return next((str(f) for f in files if f.is_file() and str(f) not in index.loaded), None)
-
-
-def _file_name(record: Record) -> str:
-    """What the file name says: the id; an overlay's also says its language (crash.ko.yaml)."""
-    if KINDS[record.kind].translates is None:
-        return record.id
-    return f"{record.id}.{record.get('lang')}"
+    return next((str(f) for f in files if f.is_file() and not index.loaded(str(f))), None)
 
 
 def _mismatch(record: Record) -> str:
@@ -65,15 +44,12 @@ def _mismatch(record: Record) -> str:
             "expected the file named <id>.<lang>.yaml")
 
 
-def check_ids(records: list[Record], universe: list[Record]) -> Iterator[Finding]:
+def check_ids(records: list[Record], index: Others) -> Iterator[Finding]:
     """id-mismatch and duplicate-id (reported on every validated file that shares the id)."""
-    paths: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for record in universe:
-        paths[(record.kind, _file_name(record))].append(record.path)
     for record in records:
-        if _file_name(record) != record.stem:
+        if file_name(record) != record.stem:
             yield finding_at(record, ["id"], "id-mismatch", _mismatch(record))
-        others = sorted(p for p in paths[(record.kind, _file_name(record))] if p != record.path)
+        others = sorted(p for p in index.sharing(record.kind, file_name(record)) if p != record.path)
         if others:
             yield finding_at(record, ["id"], "duplicate-id",
                              f"id '{record.id}' is also used by {printable(os.path.relpath(others[0]))}; "
@@ -105,14 +81,14 @@ def _references(record: Record) -> Iterator[tuple[Keys, str, Any]]:
                 yield ["feed", "events", i, "incident"], "incident", event["incident"]
 
 
-def check_references(records: list[Record], index: RecordIndex) -> Iterator[Finding]:
+def check_references(records: list[Record], index: Others) -> Iterator[Finding]:
     """unresolved-ref and self-reference."""
     for record in records:
         for keys, kind, value in _references(record):
             if kind == record.kind and value == record.id:
                 yield finding_at(record, keys, "self-reference",
                                  f"'{value}' refers to this record itself; expected another {kind}")
-            elif not index.has(kind, value):
+            elif index.named(kind, value) is None:
                 broken = unreadable_file(record, kind, value, index)
                 if broken is None:
                     yield finding_at(record, keys, "unresolved-ref",
@@ -154,18 +130,21 @@ def ladder_symptoms(data: dict[str, Any]) -> set[str]:
     return {s for s in found if isinstance(s, str)}
 
 
-def check_ladder_coverage(records: list[Record], index: RecordIndex) -> Iterator[Finding]:
+def check_ladder_coverage(records: list[Record], index: Others) -> Iterator[Finding]:
     """ladder-missing (warning): a symptom with incidents and no ladder to walk when paged for it.
 
     Reported once per symptom, on the first validated incident that has it. A repository that keeps
     no ladder at all (an incident log that only uses the pre-commit hook) has not taken ladders up:
-    a warning per symptom there would be noise that --strict turns into a failed commit."""
-    ladders = index.by_kind.get("ladder", {})
+    a warning per symptom there would be noise that --strict turns into a failed commit.
+    Every ladder and incident is asked for only when a record is an incident with a symptom."""
+    if not any(r.kind == "incident" and isinstance(r.get("symptom"), str) and r.get("symptom") != "other"
+               for r in records):
+        return
+    ladders = index.every("ladder")
     if not ladders:
         return
     covered = set().union(*(ladder_symptoms(r.data) for r in ladders.values()))
-    counts = Counter(s for r in index.by_kind.get("incident", {}).values()
-                     if isinstance(s := r.data.get("symptom"), str))
+    counts = Counter(s for r in index.every("incident").values() if isinstance(s := r.data.get("symptom"), str))
     reported: set[str] = set()
     for record in records:
         symptom = record.get("symptom") if record.kind == "incident" else None
@@ -182,12 +161,12 @@ def check_ladder_coverage(records: list[Record], index: RecordIndex) -> Iterator
 DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution
 
 
-def check_drafts(records: list[Record], index: RecordIndex, now: datetime) -> Iterator[Finding]:
+def check_drafts(records: list[Record], index: Others, now: datetime) -> Iterator[Finding]:
     """stale-draft (warning): a postmortem still in draft two weeks after its incidents ended."""
     for record in records:
         if record.kind != "postmortem" or record.get("status") != "draft":
             continue
-        incidents = [index.by_kind["incident"].get(i) for i in record.get("incidents", [])]
+        incidents = [index.named("incident", i) for i in record.get("incidents", [])]
         ends = [parse_time(r.get("resolved_at")) for r in incidents if r is not None]
         if not ends or any(e is None for e in ends):
             continue  # not all resolved yet: the clock has not started
@@ -219,20 +198,29 @@ def check_rotation(records: list[Record]) -> Iterator[Finding]:
 
 RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
     check_times, check_status, check_ladders, check_rotation)
+ERROR_RULES = (check_times, check_status, check_ladders)  # check_rotation only warns
 
 
-def check_all(records: list[Record], universe: list[Record], *, now: datetime,
-              shown: Iterable[str] = ()) -> list[Finding]:
-    """Findings of every cross-record rule for ``records``; references resolve in ``universe``.
-    ``shown``: files that did not load, whose own errors are reported beside these findings."""
-    index = RecordIndex(universe, shown)
-    found = list(check_ids(records, universe))
+def check_all(records: list[Record], index: Others, *, now: datetime, warnings: bool = True) -> list[Finding]:
+    """Findings of every cross-record rule for ``records``; references resolve in ``index``
+    (every record: :class:`~tooling.rules.others.RecordIndex`, or those a write asks for:
+    :class:`~tooling.rules.others.Repository`). ``warnings`` False: only the rules that find
+    errors, for a writer that neither shows warnings nor refuses for them (some warning rules
+    count over every record)."""
+    found = list(check_ids(records, index))
     found.extend(check_references(records, index))
-    found.extend(check_repeat_cycles(records, index.by_kind.get("incident", {})))
-    found.extend(check_drafts(records, index, now))
-    found.extend(check_clock(records, now))
-    found.extend(check_ladder_coverage(records, index))
-    found.extend(check_overlays(records, index.by_kind))
-    for rule in RULES:
+    found.extend(check_repeat_cycles(records, index))
+    if warnings:
+        found.extend(check_drafts(records, index, now))
+        found.extend(check_clock(records, now))
+        found.extend(check_ladder_coverage(records, index))
+        found.extend(check_overlays(records, index.named))
+    for rule in RULES if warnings else ERROR_RULES:
         found.extend(rule(records))
     return found
+
+
+def own_rules(records: list[Record], *, now: datetime) -> list[Finding]:
+    """The findings of the rules of :func:`check_all` that ask no other record and not the file's
+    name, in its order: what a new record is held to before its id is chosen."""
+    return [*check_clock(records, now), *(f for rule in RULES for f in rule(records))]

@@ -12,7 +12,7 @@ so that a translator finds both halves at once.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from tooling.messages import counted
 from tooling.records.findings import Finding, Severity
@@ -94,14 +94,14 @@ class _Walk:
         return own if outer is None else f"{own} of {outer}"
 
 
-def check_overlays(records: list[Record], english: dict[str, dict[str, Record]]) -> Iterator[Finding]:
-    """overlay-unknown and overlay-missing for every overlay among ``records``; ``english`` holds
-    the records by kind and id (the validation universe)."""
+def check_overlays(records: list[Record], english: Callable[[str, str], Record | None]) -> Iterator[Finding]:
+    """overlay-unknown and overlay-missing for every overlay among ``records``; ``english`` gives
+    the record of a kind and id (:meth:`tooling.rules.others.Others.named`), or None."""
     for record in records:
         translates = KINDS[record.kind].translates
         if translates is None:
             continue
-        original = english.get(translates, {}).get(record.id)
+        original = english(translates, record.id)
         if original is None:
             folder = KINDS[translates].directory
             yield Finding(record.path, *locate(record.path, ["id"]), "overlay-unknown",

@@ -10,15 +10,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from tooling.rules.crossref import check_all
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import meant_name, record_dirs, record_files, repository_files
-from tooling.records.load import load_file, no_collection
 from tooling.records.locate import stat_key
 from tooling.records.model import Record
-from tooling.rules.mode_rules import check_failure_modes
-from tooling.rules.schema_rules import check_record
+from tooling.rules.crossref import check_all
+from tooling.rules.others import RecordIndex, usable
+from tooling.rules.record_check import file_findings
 
 PARALLEL_FROM = 200  # below this, starting workers costs more than it saves
 Result = tuple[str, Any, list[Finding]]
@@ -40,37 +38,8 @@ class Report:
         return [f for f in self.findings if f.severity is Severity.ERROR]
 
 
-def _outside(path: str, root: str | None) -> bool:
-    """A symbolic link that leads out of the repository: never read, never echoed. (A link to
-    nothing leads nowhere: reading says so.)"""
-    if root is None or not os.path.islink(path) or not os.path.exists(path):
-        return False
-    real = os.path.realpath(path)
-    return os.path.commonpath([real, root]) != root
-
-
-def _check_file(path: str, root: str | None = None) -> Result:
-    if _outside(path, root):
-        return path, None, [Finding(path, 1, 1, "outside-repository",
-                                    "symbolic link to a file outside the repository; expected the record itself")]
-    with no_collection():
-        loaded = load_file(path)
-        if loaded.findings:
-            return path, None, loaded.findings
-        return path, loaded.data, record_findings(path, loaded.data)
-
-
-def record_findings(path: str, data: Any) -> list[Finding]:
-    """What one record says about itself: its schema, then the rules that need no other record
-    (its failure mode against the catalogue). Run where the file was loaded, in parallel."""
-    found = check_record(path, data)
-    if usable(data) and not any(f.severity is Severity.ERROR for f in found):
-        found += check_failure_modes([Record(path, data)])
-    return found
-
-
 def _check_chunk(paths: list[str], root: str | None = None) -> list[Result]:
-    return [_check_file(p, root) for p in paths]
+    return [(path, *file_findings(path, root)) for path in paths]
 
 
 def check_files(files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
@@ -101,11 +70,6 @@ class Checked:
         return [pickle.loads(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
 
 
-def usable(data: Any) -> bool:
-    """Enough of a record to be referred to: a known kind and an id."""
-    return isinstance(data, dict) and is_kind(data.get("kind")) and isinstance(data.get("id"), str)
-
-
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,
              checked: Checked | None = None) -> Report:
     """Check ``paths`` (files or folders); references also resolve against ``root``'s records.
@@ -121,7 +85,7 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
         universe += repository_records(root, skip=files, jobs=jobs)
     # a record that does not load is still named by others: its own error is the one to fix
     shown = [path for path, data, _ in results if not usable(data)]
-    report.findings.extend(check_all(clean, universe, now=now, shown=shown))
+    report.findings.extend(check_all(clean, RecordIndex(universe, shown), now=now))
     broken = {f.path for f in report.findings if f.severity is not Severity.NOTE}
     # a suggestion next to an error or a warning is noise: fix the record first
     report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)

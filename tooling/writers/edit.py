@@ -9,7 +9,7 @@ what was read: a person's editor saving in between makes it read and apply again
 from __future__ import annotations
 
 import difflib
-import os
+from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -19,13 +19,12 @@ from tooling.fs.atomic import replace_file
 from tooling.fs.lock import locked
 from tooling.records import roundtrip
 from tooling.records.findings import Finding, Severity, excerpt, shown_path
-from tooling.records.kinds import KINDS, is_kind
-from tooling.records.load import parse_text
+from tooling.records.kinds import is_kind
 from tooling.records.model import Record
-from tooling.records.reading import decode_text, read_text
+from tooling.records.reading import read_text
 from tooling.records.schema import resolve, schema_for
-from tooling.rules.crossref import check_all
-from tooling.rules.validate import record_findings, usable
+from tooling.rules.others import Listed
+from tooling.rules.record_check import Universe, findings, load_text
 
 Assignment = tuple[list[str], Any]
 ATTEMPTS = 5  # re-reads when the file keeps changing under us
@@ -101,6 +100,13 @@ def _slot(node: Any, key: str, keys: list[str], *, appending: bool = False) -> A
 
 def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> str:
     document, yaml = roundtrip.load(text)
+    edit_document(document, assignments, now=now)
+    return roundtrip.dump(document, yaml)
+
+
+def edit_document(document: Any, assignments: list[Assignment], *, now: datetime) -> None:
+    """Apply ``assignments`` to a document loaded with :func:`roundtrip.load` (a run's
+    ``updated_at`` set to ``now`` unless assigned): for a caller that reads the document too."""
     for keys, value in assignments:
         unknown = typed_field_problem(document.get("kind") if isinstance(document, dict) else None, keys)
         if unknown is not None:
@@ -108,24 +114,9 @@ def edited_text(text: str, assignments: list[Assignment], *, now: datetime) -> s
         _assign(document, keys, value)
     if document.get("kind") == "run" and not any(k == ["updated_at"] for k, _ in assignments):
         document["updated_at"] = _plain(now.replace(microsecond=0))
-    return roundtrip.dump(document, yaml)
 
 
-def _findings(path: Path, text: str, universe: list[Record], now: datetime) -> list[Finding]:
-    """Every finding validation would report for ``text`` as the content of ``path``."""
-    _, unreadable = decode_text(str(path), text.encode("utf-8"))  # over 1 MiB: readers would refuse it
-    loaded = parse_text(str(path), text)
-    if unreadable is not None or loaded.findings:
-        return [unreadable] if unreadable is not None else loaded.findings
-    found = record_findings(str(path), loaded.data)
-    if usable(loaded.data) and not any(f.severity is Severity.ERROR for f in found):
-        record = Record(str(path), loaded.data)
-        others = [r for r in universe if os.path.abspath(r.path) != os.path.abspath(path)]
-        found += check_all([record], [*others, record], now=now)
-    return found
-
-
-def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Record], now: datetime,
+def set_fields(path: Path, assignments: list[Assignment], *, universe: Sequence[Record] | Universe, now: datetime,
                strict: bool = False) -> list[Finding]:
     """Apply ``assignments``; write only if the result is still a valid record, as :func:`rewrite`
     says. A field name the record's schema does not know is refused first: it is a typo on the
@@ -134,22 +125,29 @@ def set_fields(path: Path, assignments: list[Assignment], *, universe: list[Reco
                    strict=strict)
 
 
-def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record], now: datetime,
-            lock_timeout: float = 30.0, strict: bool = False) -> list[Finding]:
+def rewrite(path: Path, change: Callable[[str], str], *, universe: Sequence[Record] | Universe, now: datetime,
+            lock_timeout: float = 30.0, strict: bool = False, warnings: bool = True) -> list[Finding]:
     """The one locked, compare-and-swap edit of an existing record: ``change`` maps the text as
     read to the text to write (through :mod:`roundtrip`); it runs again on a fresh read when the
     file changed meanwhile. Refused, with the file untouched, when the result has an error, as
-    validate would say; a warning the edit brings is refused only when ``strict`` (as validate
-    --strict fails it). Returns the warnings the edit brought, for the caller to show."""
+    validate would say (:func:`tooling.rules.record_check.findings`); a warning the edit brings
+    is refused only when ``strict`` (as validate --strict fails it). Returns the warnings the edit
+    brought, for the caller to show. ``universe``: every record, or a
+    :class:`~tooling.rules.others.Repository` that reads only the records the rules ask for.
+    ``warnings`` False (and not ``strict``): a caller that does nothing with warnings, for whom
+    none is looked for (returns [])."""
+    others = Listed(universe) if isinstance(universe, Sequence) else universe
+    wanted = warnings or strict
+    name = str(path)
     with locked(path, timeout=lock_timeout):
         for _ in range(ATTEMPTS):
             before = _read(path)
-            unloadable = parse_text(str(path), before).findings
+            unloadable = load_text(name, before).findings
             if unloadable:
                 raise UserError(f"{_named(unloadable[0])} (not changed: fix the file by hand first)")
-            old = {(f.rule, f.message) for f in _findings(path, before, universe, now)}
+            old = {(f.rule, f.message) for f in findings(name, before, others=others, now=now)} if wanted else set()
             after = change(before)
-            found = _findings(path, after, universe, now)
+            found = findings(name, after, others=others, now=now, warnings=wanted)
             brought = [f for f in found if f.severity is Severity.WARNING and (f.rule, f.message) not in old]
             problems = [f for f in found if f.severity is Severity.ERROR] + (brought if strict else [])
             if problems:  # located in the file as it stays: the field, or as deep as it exists
@@ -160,7 +158,7 @@ def rewrite(path: Path, change: Callable[[str], str], *, universe: list[Record],
                 if not brought:  # the common write: no third look at the record
                     return []
                 # located again in the file as it now is (a new field had no line before)
-                return [f for f in _findings(path, after, universe, now)
+                return [f for f in findings(name, after, others=others, now=now)
                         if f.severity is Severity.WARNING and (f.rule, f.message) not in old]
     raise StillChanging(f"{shown_path(str(path), Path.cwd())}: not changed: the file changed {ATTEMPTS} times "
                         "while it was being edited; expected it to hold still (run the command again)")

@@ -13,11 +13,10 @@ from tooling.fs.atomic import create_file
 from tooling.records.findings import Finding, Severity, excerpt, shown_path
 from tooling.records.kinds import KINDS
 from tooling.records.layout import ids, path_of
-from tooling.records.load import parse_text
-from tooling.records.model import Record, parse_time, record_time
-from tooling.records.reading import decode_text
-from tooling.rules.schema_rules import check_record, field_errors
-from tooling.rules.time_rules import EARLIEST, LATEST, check_times
+from tooling.records.model import parse_time, record_time
+from tooling.rules.record_check import findings
+from tooling.rules.schema_rules import field_errors
+from tooling.rules.time_rules import EARLIEST, LATEST
 from tooling.writers.ids import create_next, make_folder
 from tooling.writers.record_text import render
 
@@ -46,16 +45,13 @@ def _check_values(kind: str, values: dict[str, Any], given: tuple[str, ...]) -> 
         raise FieldError(from_caller or errors)
 
 
-def _render_checked(kind: str, values: dict[str, Any], directory: Path) -> str:
-    """The file text, refused unless `tooling validate` would pass it: the schema of the values
-    is checked before, but the limits of the loader (a number too large, a file over 1 MiB) and
-    the calendar are only seen in the text as it will be written."""
+def _render_checked(kind: str, values: dict[str, Any], directory: Path, now: datetime) -> str:
+    """The file text, refused unless `tooling validate` would pass it (as far as a record can be
+    checked before its id is chosen: its text, schema and own rules): the schema of the values is
+    checked before, but the limits of the loader (a number too large, a file over 1 MiB) and the
+    calendar are only seen in the text as it will be written."""
     text = render(kind, values, directory=directory, header=HEADERS[kind])
-    name = str(directory / "new.yaml")
-    _, unreadable = decode_text(name, text.encode("utf-8"))
-    loaded = parse_text(name, text)
-    found = ([unreadable] if unreadable else loaded.findings) or \
-        [*check_record(name, loaded.data), *check_times([Record(name, loaded.data)])]
+    found = findings(str(directory / "new.yaml"), text, others=None, now=now)
     errors = [f for f in found if f.severity is Severity.ERROR]
     if errors:
         raise _refusal(kind, text, errors, directory)
@@ -131,14 +127,14 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
     if not EARLIEST <= when.date() <= LATEST:  # as `tooling validate` says of every date
         raise FieldError([("detected_at", f"{excerpt(detected)} is outside the years {EARLIEST.year}-"
                                           f"{LATEST.year}; expected a date in the life of a training run")])
-    return _create_numbered("incident", values, root / KINDS["incident"].directory)
+    return _create_numbered("incident", values, root / KINDS["incident"].directory, now)
 
 
-def _create_numbered(kind: str, values: dict[str, Any], directory: Path) -> Path:
+def _create_numbered(kind: str, values: dict[str, Any], directory: Path, now: datetime) -> Path:
     """Render and check the file once, then take the next free number for it."""
     make_folder(directory)
     placeholder = values["id"]
-    text = _render_checked(kind, values, directory)
+    text = _render_checked(kind, values, directory, now)
     line = f"\nid: {placeholder}\n"
     assert text.count(line) == 1, "the id is written once, at the top level"
     _, path = create_next(directory, KINDS[kind].id_prefix,
@@ -164,7 +160,7 @@ def new_postmortem(*, root: Path, now: datetime, incidents: list[str], title: st
         "review": {"duration_minutes": 30, "attendees": []}, "lessons": [],
     }
     _check_values("postmortem", values, ("title", "authors"))
-    return _create_numbered("postmortem", values, root / KINDS["postmortem"].directory)
+    return _create_numbered("postmortem", values, root / KINDS["postmortem"].directory, now)
 
 
 def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, owner: str | None = None) -> Path:
@@ -185,7 +181,7 @@ def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, o
         raise FieldError([("id", f"{excerpt(name)} is the id of {path_of(root, name, kinds=taken).relative_to(root)} "
                                  "already; expected a name no record has")])
     try:
-        create_file(path, _render_checked("run", values, directory))
+        create_file(path, _render_checked("run", values, directory, now))
     except FileExistsError:
         raise UserError(f"{path}: a run named {excerpt(name)} already exists") from None
     return path

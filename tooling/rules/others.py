@@ -1,0 +1,156 @@
+"""The other records the cross-record rules consult: every record at once, or only those a write names.
+
+The rules (:mod:`tooling.rules.crossref`) ask an :class:`Others` five questions: the ``kind``
+record with an id (references, repeat_of loops, a draft's incidents, an overlay's English record),
+the records sharing a file name (duplicate ids), whether a file loaded as a record, the files
+whose own errors are shown, and, for the rules that count over the whole set (a symptom without
+a ladder), every record of a kind.
+
+``tooling validate`` checks many records against all of them: :class:`RecordIndex` (and
+:class:`Listed`, for a write given every record). A write checks one record: :class:`Repository`
+answers from the files named like the ids asked for (a record's file name is its id: one walk of
+the folders' names, :class:`~tooling.records.lookup.RecordNames`) and loads every record only
+for a rule that counts over the whole set. Its answers are the index's for every repository
+whose records are named by their ids; a file whose id is not its name (an id-mismatch error of
+its own, which validate reports) is found only by that name.
+"""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Protocol
+
+from tooling.records.kinds import KINDS, is_kind
+from tooling.records.lookup import RecordNames, load_within
+from tooling.records.layout import repository_files
+from tooling.records.model import Record
+
+
+def usable(data: Any) -> bool:
+    """Enough of a record to be referred to: a known kind and an id."""
+    return isinstance(data, dict) and is_kind(data.get("kind")) and isinstance(data.get("id"), str)
+
+
+def file_name(record: Record) -> str:
+    """What the file name says: the id; an overlay's also says its language (crash.ko.yaml)."""
+    if KINDS[record.kind].translates is None:
+        return record.id
+    return f"{record.id}.{record.get('lang')}"
+
+
+class Others(Protocol):
+    shown: set[str]  # absolute paths of files that did not load, whose own errors are reported
+
+    def named(self, kind: str, record_id: Any) -> Record | None:
+        """The ``kind`` record ``record_id`` (the first of the files that claim it), or None."""
+
+    def sharing(self, kind: str, name: str) -> list[str]:
+        """Paths of the ``kind`` records whose file name (:func:`file_name`) is ``name``."""
+
+    def loaded(self, path: str) -> bool:
+        """Whether the file at absolute ``path`` is a record of the repository that loaded."""
+
+    def every(self, kind: str) -> dict[str, Record]:
+        """Every ``kind`` record by id."""
+
+
+class RecordIndex:
+    """Every record by kind and id, for resolving references."""
+
+    def __init__(self, records: Iterable[Record], shown: Iterable[str] = ()) -> None:
+        self.by_kind: dict[str, dict[str, Record]] = defaultdict(dict)
+        self.paths: dict[tuple[str, str], list[str]] = defaultdict(list)
+        self.files: set[str] = set()
+        for record in records:
+            self.by_kind[record.kind].setdefault(record.id, record)
+            self.paths[(record.kind, file_name(record))].append(record.path)
+            self.files.add(os.path.abspath(record.path))
+        self.shown = {os.path.abspath(p) for p in shown}
+
+    def named(self, kind: str, record_id: Any) -> Record | None:
+        return self.by_kind.get(kind, {}).get(record_id) if isinstance(record_id, str) else None
+
+    def sharing(self, kind: str, name: str) -> list[str]:
+        return self.paths.get((kind, name), [])
+
+    def loaded(self, path: str) -> bool:
+        return path in self.files
+
+    def every(self, kind: str) -> dict[str, Record]:
+        return self.by_kind.get(kind, {})
+
+
+class Listed:
+    """Every record of the repository, loaded already (``tooling set``, ``review``)."""
+
+    def __init__(self, records: Iterable[Record]) -> None:
+        self.records = list(records)
+
+    def around(self, record: Record) -> Others:
+        """The index of the other records (those of other files) and ``record``."""
+        own = os.path.abspath(record.path)
+        return RecordIndex([*(r for r in self.records if os.path.abspath(r.path) != own), record])
+
+
+class Repository:
+    """The records of the repository at ``root``, read as a write's rules ask for them: the
+    other side of one record's check (:meth:`around`). Each file is read once, by name."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.names = RecordNames(root)
+        self._real = os.path.realpath(root)
+        self._read: dict[str, Record | None] = {}
+
+    def record(self, path: str) -> Record | None:
+        """The record in the file at ``path`` if it loads as one (as validate loads it), else None."""
+        if path not in self._read:
+            data = load_within(path, self._real).data
+            self._read[path] = Record(path, data) if usable(data) else None
+        return self._read[path]
+
+    def around(self, record: Record) -> Others:
+        """The other records as seen by ``record``, the new text of the file at its path."""
+        return _Around(self, record)
+
+
+class _Around:
+    """:class:`Others` for one record of a :class:`Repository`: the repository's other files,
+    then the record itself, in the order a :class:`RecordIndex` of ``[*others, record]`` has them."""
+
+    def __init__(self, repository: Repository, record: Record) -> None:
+        self.repository, self.record = repository, record
+        self.own = os.path.abspath(record.path)
+        self.shown: set[str] = set()
+        self._all: RecordIndex | None = None
+
+    def _with(self, stem: str) -> list[Record]:
+        """The other records in files named ``stem``, then the record itself."""
+        others = [r for p in self.repository.names.files(stem)
+                  if os.path.abspath(p) != self.own and (r := self.repository.record(p)) is not None]
+        return [*others, self.record]
+
+    def named(self, kind: str, record_id: Any) -> Record | None:
+        if not isinstance(record_id, str) or not is_kind(kind):
+            return None
+        if KINDS[kind].translates is not None:  # named <id>.<lang>: not found by the id alone
+            return self.every(kind).get(record_id)
+        return next((r for r in self._with(record_id) if r.kind == kind and r.id == record_id), None)
+
+    def sharing(self, kind: str, name: str) -> list[str]:
+        return [r.path for r in self._with(name) if r.kind == kind and file_name(r) == name]
+
+    def loaded(self, path: str) -> bool:
+        if path == self.own:
+            return True
+        stem = os.path.basename(path).rsplit(".", 1)[0]
+        listed = any(os.path.abspath(p) == path for p in self.repository.names.files(stem))
+        return listed and self.repository.record(path) is not None
+
+    def every(self, kind: str) -> dict[str, Record]:
+        if self._all is None:  # a rule that counts over the whole set: every record, as validate has them
+            others = [r for p in repository_files(self.repository.root)
+                      if os.path.abspath(p) != self.own and (r := self.repository.record(p)) is not None]
+            self._all = RecordIndex([*others, self.record])
+        return self._all.every(kind)
