@@ -28,6 +28,7 @@ from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time, record_time
 from tooling.records.runs import has_ended, stall_minutes, stalled
+from tooling.watch.known import KnownIncidents
 from tooling.watch.logs import FollowedLog
 from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
 from tooling.watch.progress import Progress, hang_json, hang_values, minutes_text
@@ -105,6 +106,7 @@ class Watcher:
                  rule: StallRule, clock: Callable[[], datetime], emit: Callable[[Outcome], None],
                  once: bool = False) -> None:
         self.root, self.where, self.state, self.rule, self.clock, self.emit = root, where, state, rule, clock, emit
+        self.incidents = KnownIncidents(root)  # read once, then again only where a file changed
         self.once = once  # each poll that reads a log to its end now is its last
         self._threshold: tuple[datetime, Threshold] | None = None  # when read, what
         self._notices: list[str] = []
@@ -146,7 +148,8 @@ class Watcher:
         """File the journal's failures (those no incident has the mark of yet), then clear it."""
         pending = self.state.pending
         assert pending is not None
-        for outcome in file_found(pending.failures, root=self.root, now=now, mark=Mark(self.state.id, pending.poll)):
+        for outcome in file_found(pending.failures, root=self.root, now=now, mark=Mark(self.state.id, pending.poll),
+                                  incidents=self.incidents):
             self.emit(outcome)
         self.state.pending = None
         save(path, self.state)

@@ -7,8 +7,10 @@ The training loop (:class:`tooling.resilience.RunReporter`, ``tooling report``),
 round-trip edit as ``tooling set`` (:func:`tooling.writers.edit.rewrite`): under the record's
 lock the file is read afresh and only those fields change, so a person's edit to any other field,
 saved before or while it runs, is kept. It never touches ``updated_at``, which says when a
-*person* last brought the page up to date. The result is validated as ``set`` validates; a
-refused write leaves the file as it was.
+*person* last brought the page up to date. The result is validated as ``set`` validates (its
+errors: a machine write shows no warning); a refused write leaves the file as it was. A write
+parses the page once (ruamel) and dumps it once, checks the result once, and reads of the other
+records only those its rules name (:class:`tooling.rules.others.Repository`).
 
 Bounds, so that a run of months keeps a page a person can still read: ``feed.samples`` keeps one
 sample per sampling interval (the newest of each interval, by its ``at``) from the last 48 hours,
@@ -34,7 +36,7 @@ from tooling.records.layout import path_of
 from tooling.records.model import parse_time, record_time
 from tooling.records.runs import SAMPLE_EVERY
 from tooling.records.schema import schema_for
-from tooling.rules.validate import repository_records
+from tooling.rules.others import Repository
 from tooling.writers.edit import rewrite
 
 # SAMPLE_EVERY (records/runs.py) keeps the page short: every write re-reads and rewrites it
@@ -107,7 +109,8 @@ def feed_run(root: Path, run: str, *, now: datetime, progress: Mapping[str, Any]
                 _add_sample(_sequence(feed, "samples"), item, every=sample_every, began=_began(feed))
         return roundtrip.dump(document, yaml)
 
-    rewrite(path, change, universe=repository_records(root, jobs=1), now=now, lock_timeout=lock_timeout)
+    # the records the rules ask for, by name, not every record: a write costs the same in any repository
+    rewrite(path, change, universe=Repository(root), now=now, lock_timeout=lock_timeout, warnings=False)
     return path
 
 

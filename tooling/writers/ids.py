@@ -15,7 +15,7 @@ MAX_ATTEMPTS = 10_000
 
 def highest_number(directory: Path, prefix: str) -> int:
     pattern = re.compile(rf"{re.escape(prefix)}(\d+)\.ya?ml")
-    numbers = [int(m.group(1)) for p in directory.iterdir() if (m := pattern.fullmatch(p.name))]
+    numbers = [int(m.group(1)) for name in os.listdir(directory) if (m := pattern.fullmatch(name))]
     return max(numbers, default=0)
 
 
