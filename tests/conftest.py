@@ -82,6 +82,8 @@ SLOW = {
     "test_reporter.py::test_progress_and_the_last_verified_checkpoint_at_a_bounded_rate": "~2.5 s: a training loop",
     "test_reporter.py::test_an_unwritable_repository_costs_one_log_line_and_no_step": "~1.3 s: a training loop",
     "test_reporter.py::test_a_damaged_newest_checkpoint_is_not_the_last_good_one": "~1 s: a training loop",
+    "test_reporter.py::test_the_last_good_checkpoint_of_sharded_state_is_its_newest_step_folder_that_verifies":
+        "~2 s: DCP saves, a writer process",
     "test_scan.py::test_a_200_mb_log_is_scanned_in_bounded_memory": "~4.5 s: a 200 MB log",
     "test_render_whole.py::test_a_page_that_fails_to_render_leaves_the_pages_and_the_site_as_they_were":
         "4-15 s: builds through the executable",

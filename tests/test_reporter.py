@@ -15,6 +15,7 @@ from support import CORPUS, snapshot, tmpfs, tooling
 from tooling.records.load import load_file
 from tooling.resilience import RunReporter
 from tooling.resilience.checkpoint import CheckpointManager
+from tooling.resilience.distributed_checkpoint import DistributedCheckpointManager
 
 RUN_FILE = Path("runbooks") / "runs" / "demo-7b.yaml"
 
@@ -71,6 +72,27 @@ def test_a_damaged_newest_checkpoint_is_not_the_last_good_one(repo: Path, tmp_pa
         newest.write_bytes(bytes(data))
         reporter.close()
     assert record(repo)["last_good_checkpoint"]["step"] == 20
+
+
+def test_the_last_good_checkpoint_of_sharded_state_is_its_newest_step_folder_that_verifies(
+        repo: Path, tmp_path: Path) -> None:
+    # issue 23: lab 6's trainer reports the steps of a DistributedCheckpointManager, whose manifest
+    # names step folders (every rank's shards), not files; its progress was never written
+    model = torch.nn.Linear(8, 4)
+    with DistributedCheckpointManager(tmp_path / "sharded", keep=3) as manager:  # one process, no group
+        for step in (10, 20):
+            manager.save({"model": model.state_dict()}, step)
+        newest = manager.directory / manager.entries[-1].folder
+        shard = next(p for p in sorted(newest.iterdir()) if p.suffix == ".distcp")
+        data = bytearray(shard.read_bytes())
+        data[len(data) // 2] ^= 0xFF  # a torn shard the manifest does not know about
+        shard.write_bytes(bytes(data))
+        with RunReporter("demo-7b", root=repo, every=3600, checkpoints=manager) as reporter:
+            reporter.step(21, loss=0.5)
+    assert reporter.writes == 1
+    good = record(repo)["last_good_checkpoint"]
+    assert {k: v for k, v in good.items() if k != "saved_at"} == {
+        "step": 10, "path": str((manager.directory / "step-00000010").resolve()), "verified": True}
 
 
 def test_only_rank_0_reports(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

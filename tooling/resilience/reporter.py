@@ -10,7 +10,9 @@
 and, once per ``every`` seconds (default a minute), wakes a daemon thread. That thread writes
 ``progress``, ``feed.heartbeat_at``, one ``feed.samples`` item and, with ``checkpoints=``, the
 newest checkpoint of the :class:`~tooling.resilience.checkpoint.CheckpointManager`'s manifest
-that verifies (re-read once, by its CRC-32, in the thread) as ``last_good_checkpoint``. The
+that verifies (re-read once, by its CRC-32, in the thread) as ``last_good_checkpoint`` (of a
+:class:`~tooling.resilience.distributed_checkpoint.DistributedCheckpointManager`'s: the newest step
+folder whose every shard verifies). The
 thread hands the step's numbers to a writer process (:mod:`tooling.resilience.record_writer`
 starts ``python -m tooling.writers.feed_server``), which words them as ``tooling report`` does
 and writes them through :func:`tooling.writers.feed_writes.feed_run`: locked, re-read, only the
@@ -178,11 +180,12 @@ class RunReporter:
         if manager is None:
             return None
         for entry in reversed(manager.entries):
-            path = Path(manager.directory).resolve() / entry.file
+            name = _stored(entry)
+            path = Path(manager.directory).resolve() / name
             try:
-                if (entry.step, entry.file) == self._checkpoint or manager.verify(entry):
+                if (entry.step, name) == self._checkpoint or manager.verify(entry):
                     saved = _iso(datetime.fromtimestamp(path.stat().st_mtime))
-                    self._checkpoint = (entry.step, entry.file)
+                    self._checkpoint = (entry.step, name)
                     return {"step": entry.step, "path": str(path), "saved_at": saved, "verified": True}
             except FileNotFoundError:  # rotated away since the manifest was read: an older one then
                 continue
@@ -192,6 +195,12 @@ class RunReporter:
         if kind not in self._failures:
             self._failures.add(kind)
             log.warning("run reporter: %s", message)
+
+
+def _stored(entry: Any) -> str:
+    """Where a manifest entry lives in its manager's folder: a file of CheckpointManager's, or
+    the step folder of DistributedCheckpointManager's (sharded state: every rank's files)."""
+    return str(getattr(entry, "file", None) or entry.folder)
 
 
 def _iso(moment: datetime) -> str:
