@@ -22,7 +22,7 @@ RATIO = re.compile(r"\d+\.\d+x\b")  # a figure line: "ratio tooling/bare : 1.23x
 def test_every_benchmark_is_found() -> None:
     names = {b.name for b in BENCHES}
     assert {"bench_build.py", "bench_validate.py", "bench_repeats.py", "bench_checkpoint.py",
-            "bench_loss_spike.py"} <= names
+            "bench_loss_spike.py", "bench_writes.py"} <= names
 
 
 @pytest.mark.parametrize("bench", BENCHES, ids=[b.stem for b in BENCHES])

@@ -21,14 +21,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 
-from tooling.records.runs import SAMPLE_EVERY
+from records import full_feed
 from tooling.resilience import RunReporter
-from tooling.writers.feed_writes import SAMPLES_KEPT
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -37,15 +36,7 @@ def repository(root: Path) -> Path:
     """The test corpus, its run page carrying a full feed: the largest page a reporter rewrites."""
     for folder in ("incidents", "runbooks"):
         shutil.copytree(CORPUS / folder, root / folder)
-    start = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=47)
-    every = timedelta(seconds=SAMPLE_EVERY)
-    samples = "".join(f"    - {{at: {(start + every * i).isoformat()}, step: {100 * i}, "
-                      f"loss: 2.5, tokens_per_s: 3900.0}}\n" for i in range(int(SAMPLES_KEPT / every)))
-    events = "".join(f"    - {{at: {start.isoformat()}, kind: start, job_id: '{4000 + i}', host: node017}}\n"
-                     for i in range(200))
-    page = root / "runbooks" / "runs" / "demo-7b.yaml"
-    page.write_text(page.read_text().replace("known_issues:", f"feed:\n  samples:\n{samples}  events:\n{events}"
-                                                              "known_issues:"))
+    full_feed(root / "runbooks" / "runs" / "demo-7b.yaml", now=datetime.now(timezone.utc))
     return root
 
 

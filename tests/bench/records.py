@@ -71,3 +71,20 @@ def generate(root: Path, count: int) -> list[Path]:
             hour=n % 9, gpu_hours=n % 300, steps_lost=n % 1000))
         paths.append(path)
     return paths
+
+
+def full_feed(page: Path, *, now: datetime) -> None:
+    """Give the run page at ``page`` the fullest feed a reporter keeps (a sample per sampling
+    interval for 48 hours up to ``now``, 200 events): the largest page a reporter rewrites."""
+    from tooling.records.runs import SAMPLE_EVERY
+    from tooling.writers.feed_writes import EVENTS_KEPT, SAMPLES_KEPT
+
+    start = now.replace(microsecond=0) - timedelta(hours=47)
+    every = timedelta(seconds=SAMPLE_EVERY)
+    samples = "".join(f"    - {{at: {(start + every * i).isoformat()}, step: {100 * i}, "
+                      f"loss: 2.5, tokens_per_s: 3900.0}}\n" for i in range(int(SAMPLES_KEPT / every)))
+    events = "".join(f"    - {{at: {start.isoformat()}, kind: start, job_id: '{4000 + i}', host: node017}}\n"
+                     for i in range(EVENTS_KEPT))
+    text = page.read_text()
+    at = text.index("\nknown_issues:") + 1 if "\nknown_issues:" in text else len(text)
+    page.write_text(f"{text[:at]}feed:\n  samples:\n{samples}  events:\n{events}{text[at:]}")
