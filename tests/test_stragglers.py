@@ -112,7 +112,7 @@ def test_a_rank_without_usable_times_is_not_slow_and_the_steps_still_count() -> 
 
 
 @pytest.mark.parametrize("settings", [{"every": 0}, {"patience": 0}, {"threshold": 1.0}, {"threshold": 0.0}])
-def test_settings_that_could_never_name_anyone_are_refused(settings: dict[str, float]) -> None:
+def test_settings_out_of_their_range_are_refused_when_the_detector_is_made(settings: dict[str, float]) -> None:
     with pytest.raises(ValueError, match="expected every and patience of 1 or more and a threshold between 0 and 1"):
         StragglerDetector(**settings)  # type: ignore[arg-type]
 
