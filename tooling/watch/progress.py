@@ -16,13 +16,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
-from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
-from tooling.catalogue.signatures import PROGRESS, is_progress
+from tooling.catalogue.signatures import is_progress
 from tooling.logs import blocks
+from tooling.logs.sampling import progress_matcher
 from tooling.messages import counted
 from tooling.records.model import record_time
 from tooling.records.runs import stalled
@@ -32,11 +31,6 @@ WINDOW = 64 << 10  # bytes first looked at, from the end of a chunk; four times 
 HANG = "training.hang"  # the catalogue's mode for a run that stopped making progress, cause unknown
 
 
-@lru_cache(maxsize=1)
-def _matcher() -> Matcher:
-    return Matcher([PROGRESS], first_only=True)
-
-
 def last_progress(buffer: bytearray, end: int) -> int | None:
     """Where the last progress line among the buffer's first ``end`` bytes starts; None: none."""
     high, window = end, WINDOW
@@ -44,7 +38,7 @@ def last_progress(buffer: bytearray, end: int) -> int | None:
         while high > 0:
             low = buffer.rfind(b"\n", 0, max(0, high - window)) + 1 if high > window else 0
             with view[low:high] as part:
-                found = next(iter(_matcher().scan(part)), None)  # type: ignore[arg-type]
+                found = next(iter(progress_matcher().scan(part)), None)  # type: ignore[arg-type]
             if found is not None and (start := _last_line(buffer, low, high)) is not None:
                 return start
             high, window = low, window * 4
