@@ -20,6 +20,7 @@ from tooling.logs.context import When
 
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
+MAX_EVIDENCE = 20  # lines of evidence kept per draft: the numbers of its first few findings
 MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not incidents
 # Lines of one failure written closer together than this, by the log's own clock, are one
 # occurrence of it (a watchdog timeout writes three lines, every rank writes its own); lines
@@ -59,6 +60,7 @@ class Hit:
     ranks: tuple[int, ...] = ()
     echo: bool = False  # it passes on an error a line of its own may have said (NCCL's return trace)
     seq: int = 0  # its number in the log as one (a rotated log's files together): distances are counted in it
+    evidence: tuple[str, ...] = ()  # the numbers that show a failure no line says (tooling.logs.series)
 
 
 @dataclass
@@ -84,11 +86,13 @@ class Draft:
     occurrences: int = 0  # see OCCURRENCE_GAP
     _moment: Moment | None = field(default=None, repr=False)  # of the latest hit
     frozen: bool = False  # its signatures are those it was filed with (see Seen)
+    evidence: list[str] = field(default_factory=list)  # of its hits, MAX_EVIDENCE at most
 
     def add(self, hit: Hit) -> None:
         """One more line of this failure; ``occurrences`` grows when it is not within
         OCCURRENCE_GAP of the line before it (of this draft, or ``_moment`` it started with)."""
         self.count += 1
+        self.evidence += [text for text in hit.evidence if text not in self.evidence][:MAX_EVIDENCE - len(self.evidence)]
         moment, last = _moment(hit), self._moment
         if moment is None or last is None or moment[0] != last[0] or abs(moment[1] - last[1]) > OCCURRENCE_GAP:
             self.occurrences += 1

@@ -25,6 +25,9 @@ from tooling.logs import blocks
 from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
 from tooling.logs.context import Context, When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
+from tooling.logs.numbers import FLAGS
+from tooling.logs.sampling import Numeric, non_finite_value, recognition as found_as
+from tooling.logs.spikes import HANG, Finding
 from tooling.logs.timeline import Timeline
 from tooling.records.characters import first_bad
 
@@ -67,7 +70,7 @@ def matcher() -> Matcher:
     """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
     automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN])
+    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS])
 
 
 @lru_cache(maxsize=4096)
@@ -102,7 +105,9 @@ def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> Sc
     stats = []
     for path in paths:
         with open_log(path) as stream:
-            stats.append(Scanner(Chunks(stream, log_name(path), chunk), book, now).run())
+            scanner = Scanner(Chunks(stream, log_name(path), chunk), book, now)
+            stats.append(scanner.run())
+            scanner.ended()
         book.finish()
     return ScanResult(book.result(), stats, book.consequences, book.dropped)
 
@@ -123,6 +128,8 @@ class Scanner:
         self.base = 0  # lines of the log before this file (files of a rotated log read one after the other)
         self.hits = 0
         self.deferrable = False  # whether the line at hand may wait for the next chunk
+        self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
+        self.failed = 0  # the line of the latest failure a line named
 
     @property
     def now(self) -> datetime:
@@ -136,9 +143,11 @@ class Scanner:
         chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
             self.timeline.sample(self.line, usable)
+            self.numeric.read(chunks, usable)
             done = self._chunk(usable)
+            self._numbers(done)
             self.chunk_done(done)
-            self.line += chunks.buffer.count(b"\n", 0, done)
+            self.line = self.numeric.line_at(chunks, done, self.line)  # (its line breaks counted once)
             unfinished = chunks.buffer[done - 1] != ord("\n")
             self.timeline.chunk_done(done, self.line)
             chunks.consume(done)
@@ -148,6 +157,7 @@ class Scanner:
         """Read on from ``before``, the scanner of the file the log was in before it was rotated."""
         self.timeline.follow(before.timeline, before.line, self.line)
         self.base = before.base + before.line - self.line
+        self.numeric = before.numeric.follow()
 
     def chunk_done(self, done: int) -> None:
         """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
@@ -163,6 +173,7 @@ class Scanner:
             line += buffer.count(b"\n", cursor, start)
             cursor = start
             self.deferrable = start > 0 and not self.chunks.eof
+            self._numbers(start)
             if start not in skip and self._line(start, line, usable, skip):
                 return start
         return usable
@@ -191,6 +202,8 @@ class Scanner:
             recognition, echo = recognise_line(f"NCCL returned {returned}"), True
         else:
             recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+            recognition = recognition if recognition.mode is not None else non_finite_value(text) or recognition
+            self._found(self.numeric.scale_changed(line, text, when))
         return recognition.mode is not None and self._hit(
             _Line(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
 
@@ -236,8 +249,28 @@ class Scanner:
                           (entry.when, None) if entry.when else when, list(entry.hosts), list(entry.ranks))
 
     def _add(self, line: int, text: str, message: str, recognition: Recognition,
-             when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False) -> None:
+             when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False,
+             evidence: tuple[str, ...] = ()) -> None:
         self.hits += 1
+        self.failed = self.failed if evidence else line
         at = self.timeline.zoned(when[0], line) if when[0] else None
         self.book.add(Hit(self.chunks.name, line, text, message, recognition, at, when[1],
-                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line))
+                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line,
+                          evidence=evidence))
+
+    def ended(self) -> None:
+        """The log ended (tooling scan; a watched one goes on): what its numbers show only then."""
+        self._found(self.numeric.finish())
+
+    def _numbers(self, start: int) -> None:
+        """Feed the series the queued progress lines before ``start`` of the buffer, in log order."""
+        self._found(self.numeric.before(self.chunks, start, self.line, self.now, self.timeline.zoned))
+
+    def _found(self, findings: list[Finding]) -> None:
+        """What only the numbers show, drafted as any failure, its numbers as evidence."""
+        for found in findings:
+            if found.mode == HANG and self.failed > found.at.line:
+                continue  # a failure in the gap: the run died and came back, no stall of its own
+            at, text = found.at, clean(found.at.text)  # (cleaned only now: most samples never show)
+            self._add(at.line, text, text[context(text, self.now).message:], found_as(found), (at.when, None), [], [],
+                      evidence=tuple(clean(line) for line in found.evidence))

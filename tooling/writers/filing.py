@@ -61,6 +61,7 @@ def as_json(draft: Draft) -> dict[str, Any]:
         "logs": [{"log": log, "first_line": lines.first, "last_line": lines.last, "count": lines.count}
                  for log, lines in draft.logs.items()],
         "notes": draft.notes(),
+        **({"evidence": list(draft.evidence)} if draft.evidence else {}),
     }
 
 
@@ -78,6 +79,7 @@ def summary(number: int, draft: Draft) -> list[str]:
            f"   detected {detected_time(draft) or 'at an unknown time'}" +
            (f" ({'; '.join(draft.notes())})" if draft.notes() else ""),
            f"   {lines_text(draft)}"]
+    out += [f"   evidence: {text}" for text in draft.evidence]  # the numbers of a failure no line names
     return out + [f"   | {line}" for line in draft.signatures]
 
 
@@ -87,6 +89,8 @@ def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]
     notes = [f"Drafted by {by} from {lines_text(draft)}."]
     if draft.all_codes:
         notes.append(f"Codes: {', '.join(draft.all_codes)}.")
+    if draft.evidence:
+        notes.append(f"What the numbers show: {'; '.join(draft.evidence)}.")
     notes.append(f"Times: {'; '.join(draft.notes())}.")
     if detected_time(draft) is None:
         notes.append("So detected_at is when this was filed.")
