@@ -21,6 +21,7 @@ from tooling.errors import UserError
 from tooling.health import kernel, probes, state
 from tooling.health.faults import Fault, Filed, Probe
 from tooling.health.gpus import Gpu
+from tooling.health.reason import SEPARATOR, entry
 from tooling.programs import bounded, find
 
 if TYPE_CHECKING:
@@ -132,13 +133,12 @@ def _reason(looked: list[Probe], faults: list[Fault], filed: list[Filed]) -> str
     for index, fault in enumerate(faults):
         incident = filed[index].incident if index < len(filed) else None
         failures.setdefault((fault.mode.id, incident), []).append(fault.evidence)
-    said = [f"{mode_id} {' + '.join(evidence)}" + (f", {incident}" if incident else "")
-            for (mode_id, incident), evidence in failures.items()]
+    said = [entry(mode_id, " + ".join(evidence), incident) for (mode_id, incident), evidence in failures.items()]
     said += [f"health-check {p.name}: {p.status}" for p in looked if p.status in ("timeout", "error")]
     if not said:
         return None
-    reason = "; ".join(said)
-    return reason if len(reason) <= MAX_REASON else reason[:MAX_REASON - 1] + "…"
+    text = SEPARATOR.join(said)
+    return text if len(text) <= MAX_REASON else text[:MAX_REASON - 1] + "…"
 
 
 def _drain(node: str, reason: str, *, timeout: float) -> str | None:
