@@ -109,8 +109,8 @@ def test_a_write_that_would_not_validate_leaves_the_file_as_it_was(repo: Path, r
         feed_run(repo, "demo-7b", now=NOW, events=[{"kind": "ended", "job_id": "7"}])
     # feed.events is not in the file yet: located as deep as it exists, the record's mapping
     assert str(raised.value) == (
-        "runbooks/runs/demo-7b.yaml:2:1: [invalid-value] Expected one of: ['start', 'signal', 'requeue', 'end'] "
-        "but received: 'ended' (not changed: the edit would make the record invalid)")
+        "runbooks/runs/demo-7b.yaml:2:1: [invalid-value] Expected one of: ['start', 'signal', 'drain', 'requeue', "
+        "'resume', 'end'] but received: 'ended' (not changed: the edit would make the record invalid)")
     run_file.write_text(HAND_WRITTEN.replace("state: running", "state: [running"))
     broken = snapshot(repo)
     with pytest.raises(UserError) as raised:

@@ -50,7 +50,7 @@ BAD = {
     "job id outside slurm": (["--event", "start"], 2, "tooling: error: --job-id: missing and not inside a SLURM job "
                                                       "(no SLURM_JOB_ID); expected the job's id"),
     "state without event": (["--step", "1", "--state", "FAILED"], 2, "tooling: error: --state: needs --event; "
-                                                                     "expected --event start|signal|requeue|end"),
+                                                                     "expected --event start|signal|drain|requeue|resume|end"),
     "not a number": (["--step", "1", "--loss", "nan"], 2, "tooling: error: report: argument --loss: expected a finite "
                                                           "number but received: 'nan'"),
     "negative throughput": (["--step", "1", "--tokens-per-s", "-3"], 2, "tooling: error: report: argument "
@@ -58,7 +58,12 @@ BAD = {
     "negative step": (["--step", "-1"], 2, "tooling: error: report: argument --step: expected a whole number >= 0 "
                                            "but received: '-1'"),
     "unknown event": (["--event", "crash"], 2, "tooling: error: report: argument --event: Expected one of: "
-                                               "['start', 'signal', 'requeue', 'end'] but received: 'crash'"),
+                                               "['start', 'signal', 'drain', 'requeue', 'resume', 'end'] but "
+                                               "received: 'crash'"),
+    "incident of a start": (["--event", "start", "--job-id", "1", "--incident", "INC-0001"], 2,
+                            "tooling: error: --incident: only for --event end or drain, not --event start"),
+    "resume without its step": (["--event", "resume", "--job-id", "1"], 2, "tooling: error: --step: missing; "
+                                "expected the step of the checkpoint resumed from with --event resume"),
 }
 
 
@@ -71,6 +76,27 @@ def test_bad_input_is_one_located_line_and_changes_nothing(repo: Path, case: str
     assert (result.returncode, result.stdout, result.stderr) == (code, "", line + "\n")
     assert "Traceback" not in result.stderr
     assert snapshot(repo) == before
+
+
+def test_a_drain_links_the_nodes_incident_and_a_resume_names_its_checkpoint_step(repo: Path) -> None:
+    env = {"SLURM_JOB_ID": "88", "SLURM_ARRAY_JOB_ID": "", "SLURM_ARRAY_TASK_ID": ""}
+    drained = tooling("report", "demo-7b", "--event", "drain", "--host", "n2", "--incident", "INC-0001", "--detail",
+                      "gpu.fell-off-bus Xid 79 GPU 0, INC-0001", "--now", NOW, cwd=repo, env=env)
+    resumed = tooling("report", "demo-7b", "--event", "resume", "--step", "240", "--host", "n1", "--detail",
+                      "on n1 n3 n4", "--now", NOW, cwd=repo, env=env)
+    assert (drained.returncode, drained.stderr, resumed.returncode, resumed.stderr) == (0, "", 0, "")
+    assert load_file(str(repo / RUN_FILE)).data["feed"]["events"] == [
+        {"at": NOW, "kind": "drain", "job_id": "88", "host": "n2", "incident": "INC-0001",
+         "detail": "gpu.fell-off-bus Xid 79 GPU 0, INC-0001"},
+        {"at": NOW, "kind": "resume", "job_id": "88", "step": 240, "host": "n1", "detail": "on n1 n3 n4"}]
+
+
+def test_the_event_kinds_are_the_run_schemas() -> None:
+    from tooling.commands.report import KINDS
+    from tooling.records.schema import schema_for
+
+    events = schema_for("run")["properties"]["feed"]["properties"]["events"]["items"]["properties"]
+    assert list(KINDS) == events["kind"]["enum"]
 
 
 def test_a_broken_record_is_named_where_it_breaks_and_left_alone(repo: Path) -> None:

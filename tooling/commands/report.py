@@ -20,7 +20,8 @@ NAME = "report"
 HELP = "record a run's progress, checkpoint or scheduler event in its run record (for non-Python loops and hooks)"
 PROGRESS = ("loss", "tokens", "tokens_per_s", "total_steps")
 EVENT = ("job_id", "host", "exit_code", "state", "signal", "incident", "detail")
-ONLY_FOR = {"exit_code": "end", "state": "end", "incident": "end", "signal": "signal"}
+KINDS = ("start", "signal", "drain", "requeue", "resume", "end")  # the run schema's feed.events kinds, in its order
+ONLY_FOR = {"exit_code": ("end",), "state": ("end",), "incident": ("end", "drain"), "signal": ("signal",)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,13 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint-step", type=arguments.natural, help="step of the newest good checkpoint")
     parser.add_argument("--checkpoint-path", help="where that checkpoint is")
     parser.add_argument("--checkpoint-verified", action="store_true", help="its checksum was verified after writing")
-    parser.add_argument("--event", choices=["start", "signal", "requeue", "end"], help="a scheduler event")
+    parser.add_argument("--event", choices=KINDS, help="a scheduler event (resume: the trainer's, from the checkpoint "
+                                                      "of --step)")
     parser.add_argument("--job-id", help="the job's id (default: $SLURM_JOB_ID, or ARRAY_TASK for an array task)")
     parser.add_argument("--host", help="node of the event")
     parser.add_argument("--exit-code", type=int, help="exit code, for --event end (128+N for signal N)")
     parser.add_argument("--state", help="SLURM state, for --event end (COMPLETED, FAILED, TIMEOUT, ...)")
     parser.add_argument("--signal", help="signal name, for --event signal (USR1, TERM)")
-    parser.add_argument("--incident", help="the incident drafted for a failed end, for --event end")
+    parser.add_argument("--incident", help="the incident drafted for a failed end, or the drained node's, for --event "
+                                           "end or drain")
     parser.add_argument("--detail", help="anything else worth one line, for --event")
     parser.add_argument("--sample-every", type=arguments.seconds, default=SAMPLE_EVERY, metavar="SECONDS",
                         help="keep one progress sample per this many seconds (default: %(default)g)")
@@ -68,10 +71,12 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError("--checkpoint-verified: needs --checkpoint-step and --checkpoint-path")
     for name in EVENT:
         if given(name) and not given("event"):
-            raise UsageError(f"{flag(name)}: needs --event; expected --event start|signal|requeue|end")
-    for name, kind in ONLY_FOR.items():
-        if given(name) and args.event != kind:
-            raise UsageError(f"{flag(name)}: only for --event {kind}, not --event {args.event}")
+            raise UsageError(f"{flag(name)}: needs --event; expected --event {'|'.join(KINDS)}")
+    for name, kinds in ONLY_FOR.items():
+        if given(name) and args.event not in kinds:
+            raise UsageError(f"{flag(name)}: only for --event {' or '.join(kinds)}, not --event {args.event}")
+    if args.event == "resume" and not given("step"):
+        raise UsageError("--step: missing; expected the step of the checkpoint resumed from with --event resume")
     if args.event == "signal" and not given("signal"):
         raise UsageError("--signal: missing; expected the signal's name with --event signal, e.g. --signal USR1")
     if not (given("step") or given("checkpoint_step") or given("event")):
