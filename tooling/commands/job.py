@@ -1,12 +1,14 @@
 """`tooling job RUN -- TRAINER...`: run a SLURM job's trainer, its start, signals, requeue and end
-recorded in the run record (see :mod:`tooling.slurm.wrap`); `--prolog`/`--epilog`: the same from
-the Prolog and Epilog an admin installs (see :mod:`tooling.slurm.hooks`)."""
+recorded in the run record, the job requeued when the health check drains one of its nodes for a
+hardware fault (see :mod:`tooling.slurm.wrap`); `--prolog`/`--epilog`: the same from the Prolog
+and Epilog an admin installs (see :mod:`tooling.slurm.hooks`)."""
 from __future__ import annotations
 
 import argparse
 import shutil
 from pathlib import Path
 
+from tooling import arguments
 from tooling.errors import UsageError
 from tooling.now import Clock
 from tooling.records.findings import excerpt
@@ -17,12 +19,17 @@ NAME = "job"
 HELP = ("run a SLURM job's trainer; its start, signals, requeue, end and a failure's draft incident go into the "
         "run record")
 TRAILING = "trainer"  # takes the words after `--` that argparse leaves when options came before them
+NODE_WATCH = 30.0  # seconds: one sinfo per look, against up to NCCL's timeout of a whole allocation idle
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
     parser.add_argument("--log", type=Path, metavar="FILE",
                         help="the job's output, read for the failure when it fails (default: its StdOut, from scontrol)")
+    parser.add_argument("--node-watch", type=arguments.non_negative, default=NODE_WATCH, metavar="SECONDS",
+                        help="look at the job's nodes every SECONDS: one the health check drained for a hardware "
+                             "fault is recorded and the job requeued, to start again on a spare (default: "
+                             "%(default)g; 0: never)")
     hook = parser.add_mutually_exclusive_group()
     hook.add_argument("--prolog", dest="hook", action="store_const", const="prolog",
                       help="record the job's start, as slurmd's Prolog (scripts/slurm/prolog)")
@@ -59,6 +66,7 @@ def job_command(args: argparse.Namespace, *, root: Path, clock: Clock) -> int:
             raise UsageError(f"COMMAND: {excerpt(command[0])} is not an executable on PATH or a path to one; "
                              "expected the trainer after --, e.g. tooling job RUN -- python train.py")
         from tooling.slurm.wrap import run_job
-        return run_job(command, root=root, run=args.run, log=args.log, clock=clock, catcher=catcher)
+        return run_job(command, root=root, run=args.run, log=args.log, clock=clock, catcher=catcher,
+                       watch_every=args.node_watch)
     finally:
         catcher.restore()

@@ -38,9 +38,11 @@ def job_here() -> tuple[Job, dict[str, str]] | None:
     info = show(slurm_id)
     array, task = info.get("ArrayJobId", ""), info.get("ArrayTaskId", "")
     restart = os.environ.get("SLURM_JOB_RESTART_COUNT", info.get("Restarts", "0"))
+    count = info.get("NumNodes", "1").split("-")[0]  # 3, or 3-3 while it starts
     return Job(slurm_id, f"{array}_{task}" if array and task and task != "N/A" else slurm_id,
                os.environ.get("SLURMD_NODENAME") or info.get("BatchHost", "unknown"),
-               int(restart) if restart.isdigit() else 0), info
+               int(restart) if restart.isdigit() else 0, info.get("NodeList", ""),
+               int(count) if count.isdigit() else 1), info
 
 
 def exit_code(info: dict[str, str]) -> int:
@@ -69,8 +71,7 @@ def run_hook(hook: str, *, root: Path, run: str, clock: Callable[[], datetime]) 
         return 0
     job, info = found
     if hook == "prolog":
-        restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
-        recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
+        recorder.events(*job.started())
         return 0
     state, info = settled(job.slurm_id)
     status, incident = exit_code(info), None

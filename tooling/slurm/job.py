@@ -25,6 +25,8 @@ class Job:
     job_id: str  # as people see it in squeue: 1234, or 1234_5 for task 5 of array 1234
     host: str
     restart: int  # SLURM_RESTART_COUNT: 0 on a first run, N after N requeues
+    nodes: str = ""  # SLURM_JOB_NODELIST: n[1,3-4]
+    node_count: int = 1  # SLURM_JOB_NUM_NODES
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> Job | None:
@@ -33,9 +35,19 @@ class Job:
         slurm_id, shown = env.get("SLURM_JOB_ID", ""), job_id(env)
         if not slurm_id or shown is None:
             return None
-        restart = env.get("SLURM_RESTART_COUNT", "0")
+        restart, count = env.get("SLURM_RESTART_COUNT", "0"), env.get("SLURM_JOB_NUM_NODES", "1")
         return cls(slurm_id, shown, env.get("SLURMD_NODENAME") or socket.gethostname(),
-                   int(restart) if restart.isdigit() else 0)
+                   int(restart) if restart.isdigit() else 0, env.get("SLURM_JOB_NODELIST", ""),
+                   int(count) if count.isdigit() else 1)
+
+    def started(self) -> list[dict[str, Any]]:
+        """The events of the job's start: ``requeue`` first when it came back from the queue, then
+        ``start``; a job of several nodes names them (after a swap, the spare is among them)."""
+        where = f"on {self.nodes}" if self.node_count > 1 and self.nodes else None
+        said = " ".join(part for part in (f"restart {self.restart}" if self.restart else None, where) if part)
+        back = f"back from the queue: restart {self.restart}" + (f" {where}" if where else "")
+        start = self.event("start", detail=said or None)
+        return [self.event("requeue", detail=back), start] if self.restart else [start]
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         """A ``feed.events`` item for this job (``at`` is filled in by the writer)."""

@@ -4,11 +4,15 @@ Used by an ordinary user in an sbatch script, no root needed (``exec`` it, so th
 batch shell and gets ``--signal=B:USR1@...`` itself):
 
 - at start: a ``requeue`` event when SLURM_RESTART_COUNT says the job came back from the queue,
-  then ``start`` (job id, array task, node);
+  then ``start`` (job id, array task, node; a job of several nodes names them all);
 - each signal the scheduler sends (USR1 before the time limit, TERM on scancel, preemption or the
   limit itself): passed on to the trainer at once, and a ``signal`` event stamped when it arrived
   (:mod:`tooling.slurm.signals`); the events of a poll are one write, and a burst of the same
   signal one event with its count, so a storm costs a few writes, not one per signal;
+- with ``--node-watch SECONDS``: a look at the job's nodes every SECONDS, and once more when the
+  trainer fails; a node the health check drained for a hardware fault gets a ``drain`` event
+  (the node, the drain reason, its incident) and the job is requeued, so that SLURM starts it
+  again on a spare (:mod:`tooling.slurm.nodes` says why the job does it, not SLURM);
 - at the trainer's exit: ``end``, stamped then, with its exit code, the job's state (scontrol)
   and the run's last reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft
   incident, linked from the event.
@@ -32,6 +36,7 @@ from tooling.records.load import load_file
 from tooling.records.model import record_time
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
+from tooling.slurm.nodes import Lost, NodeWatch, requeue
 from tooling.slurm.signals import Arrival, Catcher, signal_events
 from tooling.writers.edit import StillChanging
 from tooling.writers.feed_writes import feed_run
@@ -82,9 +87,11 @@ class Recorder:
 
 
 def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None,
-            clock: Callable[[], datetime], catcher: Catcher, job: Job | None = None) -> int:
+            clock: Callable[[], datetime], catcher: Catcher, job: Job | None = None,
+            watch_every: float = 0.0) -> int:
     """Run ``command`` as the job's trainer, recording the job; returns the trainer's exit status.
-    ``catcher`` has caught the job's signals since the process began; it is restored at the end."""
+    ``catcher`` has caught the job's signals since the process began; it is restored at the end.
+    ``watch_every``: seconds between looks at the job's nodes (:mod:`tooling.slurm.nodes`; 0: none)."""
     recorder = Recorder(root=root, run=run, clock=clock)
     job = job or Job.from_environment()
     try:
@@ -92,25 +99,31 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
             recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
             catcher.started(subprocess.Popen(command))
             return _wait(catcher, lambda batch: None)[0]  # a trainer killed by SIGKILL: 137, as inside a job
-        restarted = [job.event("requeue", detail=f"back from the queue: restart {job.restart}")] if job.restart else []
-        recorder.events(*restarted, job.event("start", detail=f"restart {job.restart}" if job.restart else None))
+        recorder.events(*job.started())
         catcher.started(subprocess.Popen(command))
-        status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)))
+        watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
+        status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
+                                lambda force: _look(recorder, job, watch, force=force))
         _end(recorder, job, status, catcher, written=written, ended=clock(), log=log)
         return status
     finally:
         catcher.restore()
 
 
-def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None]) -> tuple[int, int]:
+def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
+          look: Callable[[bool], bool] = lambda force: False) -> tuple[int, int]:
     """Wait for the trainer, handing ``write`` the signals as they come: all that arrived since
-    the last write at once. Returns its exit status and how many arrivals were written (those
-    after go with the end event)."""
+    the last write at once, and calling ``look`` at each poll (with True once, when the trainer
+    failed on its own). Returns its exit status and how many arrivals were written (those after
+    go with the end event)."""
     child, written = catcher.child, 0
     assert child is not None
     while True:
         try:
-            return exit_status(child.wait(timeout=POLL_SECONDS)), written
+            status = exit_status(child.wait(timeout=POLL_SECONDS))
+            if status != 0 and "TERM" not in catcher.names():
+                look(True)  # a rank that died with its GPU: its node may be drained by now
+            return status, written
         except subprocess.TimeoutExpired:
             pass
         catcher.pass_waiting()
@@ -118,6 +131,35 @@ def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None]) -> tuple[int
         if batch:
             written += len(batch)
             write(batch)
+        look(False)
+
+
+def _look(recorder: Recorder, job: Job, watch: NodeWatch | None, *, force: bool) -> bool:
+    """When the watch finds nodes of the job drained for a hardware fault: their drains in the
+    record (each with its incident), then the job's requeue, so that SLURM starts it again on
+    nodes in service (the spares). True when it asked for the requeue."""
+    found = watch.look(force=force) if watch is not None else []
+    if watch is not None and watch.problem:
+        recorder.warn(f"could not look at the job's nodes ({watch.problem}); looking again later")
+    if not found:
+        return False
+    requeueable = show(job.slurm_id).get("Requeue") == "1"
+    then = ("requeueing the job, so that it starts again without it" if requeueable else
+            "the job cannot be requeued (sbatch --no-requeue): it goes on without a swap")
+    recorder.events(*(_drain_event(recorder.root, job, gone, then) for gone in found))
+    error = requeue(job.slurm_id) if requeueable else None
+    if error is not None:
+        recorder.warn(f"could not requeue job {job.job_id} after the drain of {found[0].node}: {error}")
+    return requeueable and error is None
+
+
+def _drain_event(root: Path, job: Job, gone: Lost, then: str) -> dict[str, Any]:
+    """A ``drain`` event of node ``gone``, at the time SLURM says it was drained, linking its
+    incident where the run's repository holds it."""
+    incident = gone.failure.incident
+    held = incident is not None and (root / "incidents" / f"{incident}.yaml").is_file()
+    return {**job.event("drain", host=gone.node, detail=f"{gone.reason}; {then}", incident=incident if held else None),
+            **({"at": gone.since} if gone.since is not None else {})}
 
 
 def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
