@@ -65,6 +65,14 @@ class Chunks:
         self.eof = False
         self._checked = False
 
+    polled = False  # chunks that end where a growing file ends for now (tooling.watch.tail.Tail)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the log has ended, not only what is written of it so far: a failure seen at
+        its end ended it (tooling.logs.unknown)."""
+        return self.eof
+
     def fill(self) -> int:
         with memoryview(self.buffer) as view:
             while self.filled < len(self.buffer) and not self.eof:

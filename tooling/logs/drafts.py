@@ -17,6 +17,7 @@ from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import normalise
 from tooling.logs.aftermath import WINDOW, Aftermath
 from tooling.logs.context import When
+from tooling.logs.unknown import CUT
 
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
@@ -38,10 +39,13 @@ Key = tuple[str, tuple[str, ...]]  # a distinct failure: mode and distinguishing
 Moment = tuple[str, float]  # when a line was written: ("at", a POSIX time) or ("uptime", seconds since boot)
 
 
-def failure(recognition: Recognition) -> Key:
-    """The distinct failure a recognised line belongs to: its mode and distinguishing codes."""
+def failure(recognition: Recognition, template: str = "") -> Key:
+    """The distinct failure a recognised line belongs to: its mode and distinguishing codes; for a
+    failure no mode names, the template of its episode's first line (tooling.logs.unknown)."""
     mode = recognition.mode
     assert mode is not None, "only recognised lines are failures"
+    if template:
+        return mode.id, (template,)
     return mode.id, tuple(value for kind in mode.distinguish if kind != WORDS
                           for value in recognition.codes.of(kind)[:1])
 
@@ -60,6 +64,8 @@ class Hit:
     ranks: tuple[int, ...] = ()
     echo: bool = False  # it passes on an error a line of its own may have said (NCCL's return trace)
     seq: int = 0  # its number in the log as one (a rotated log's files together): distances are counted in it
+    key: str = ""  # of a failure no mode names: its episode's template (tooling.logs.unknown)
+    cut: bool = False  # the log ends inside its traceback
     evidence: tuple[str, ...] = ()  # the numbers that show a failure no line says (tooling.logs.series)
 
 
@@ -86,12 +92,14 @@ class Draft:
     occurrences: int = 0  # see OCCURRENCE_GAP
     _moment: Moment | None = field(default=None, repr=False)  # of the latest hit
     frozen: bool = False  # its signatures are those it was filed with (see Seen)
+    cut: bool = False  # the log ends inside its traceback (tooling.logs.unknown.CUT)
     evidence: list[str] = field(default_factory=list)  # of its hits, MAX_EVIDENCE at most
 
     def add(self, hit: Hit) -> None:
         """One more line of this failure; ``occurrences`` grows when it is not within
         OCCURRENCE_GAP of the line before it (of this draft, or ``_moment`` it started with)."""
         self.count += 1
+        self.cut = self.cut or hit.cut
         self.evidence += [text for text in hit.evidence if text not in self.evidence][:MAX_EVIDENCE - len(self.evidence)]
         moment, last = _moment(hit), self._moment
         if moment is None or last is None or moment[0] != last[0] or abs(moment[1] - last[1]) > OCCURRENCE_GAP:
@@ -121,10 +129,10 @@ class Draft:
         """What the draft assumed, in words a person checking it needs."""
         hit = self.first
         when = hit.when if hit else None
+        notes = [CUT] if self.cut else []
         if hit is None or when is None or when.at is None:
-            return ["the log gives no absolute time for it" +
-                    (" (only seconds since boot)" if when and when.uptime is not None else "")]
-        notes = []
+            return notes + ["the log gives no absolute time for it" +
+                            (" (only seconds since boot)" if when and when.uptime is not None else "")]
         if hit.time_from is not None:
             notes.append(f"its time is that of {_line(hit.time_from, hit.log)}, the last timestamped line before it")
         if when.zone_assumed and when.zone_from is not None:
@@ -212,7 +220,7 @@ class DraftBook:
     def _draft(self, hit: Hit) -> None:
         mode = hit.recognition.mode
         assert mode is not None, "only recognised lines are hits"
-        key = failure(hit.recognition)
+        key = failure(hit.recognition, hit.key)
         if key not in self.drafts and len(self.drafts) >= MAX_DRAFTS:
             self.dropped += 1
             return

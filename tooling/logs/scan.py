@@ -21,7 +21,7 @@ from tooling.catalogue.codes import NCCL_RETURNED, nccl_returned
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
-from tooling.logs import blocks
+from tooling.logs import blocks, unknown
 from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
 from tooling.logs.context import Context, When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
@@ -29,6 +29,7 @@ from tooling.logs.numbers import FLAGS
 from tooling.logs.sampling import Numeric, non_finite_value, recognition as found_as
 from tooling.logs.spikes import HANG, Finding
 from tooling.logs.timeline import Timeline
+from tooling.logs.unknown import TAIL, UNCLASSIFIED, Episodes, Fate
 from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
@@ -70,7 +71,7 @@ def matcher() -> Matcher:
     """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
     automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS])
+    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS, unknown.STOPS])
 
 
 @lru_cache(maxsize=4096)
@@ -128,6 +129,8 @@ class Scanner:
         self.base = 0  # lines of the log before this file (files of a rotated log read one after the other)
         self.hits = 0
         self.deferrable = False  # whether the line at hand may wait for the next chunk
+        self.episodes = Episodes()  # of the failures no mode names
+        self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
         self.failed = 0  # the line of the latest failure a line named
 
@@ -148,7 +151,7 @@ class Scanner:
             self._numbers(done)
             self.chunk_done(done)
             self.line = self.numeric.line_at(chunks, done, self.line)  # (its line breaks counted once)
-            unfinished = chunks.buffer[done - 1] != ord("\n")
+            unfinished = done > 0 and chunks.buffer[done - 1] != ord("\n")  # (0: a block waits for the next poll)
             self.timeline.chunk_done(done, self.line)
             chunks.consume(done)
         return LogStats(chunks.name, self.line - 1 + unfinished, self.hits)
@@ -185,10 +188,15 @@ class Scanner:
         text = clean(blocks.decode(buffer, start, limit)[0])
         where = context(text, self.now)
         when, time_from = self.timeline.of(where.when, start, line)
+        if unknown.is_stop(text):
+            self.stopped = line
         if blocks.is_traceback(text):
             found = blocks.exception_line(buffer, start, limit)
-            if not isinstance(found, blocks.Found):
-                return found is blocks.INCOMPLETE and self.deferrable  # else given up: no exception line
+            if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
+                    and line - self.stopped > TAIL:
+                return self._cut(_Line(text, where, start, line), limit, (when, time_from))
+            if not isinstance(found, blocks.Found):  # else given up: no exception line
+                return found is blocks.INCOMPLETE and (self.deferrable or self._polled)
             skip.update(found.body, (found.start,))
             since = time_from if time_from is not None else line
             return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
@@ -204,6 +212,10 @@ class Scanner:
             recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
             recognition = recognition if recognition.mode is not None else non_finite_value(text) or recognition
             self._found(self.numeric.scale_changed(line, text, when))
+        if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
+            fate = self._fate(_Line(text, where, start, line), limit)
+            if fate not in (Fate.ENDED, Fate.KILLED):
+                return fate is Fate.WAIT
         return recognition.mode is not None and self._hit(
             _Line(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
 
@@ -212,8 +224,10 @@ class Scanner:
         """A traceback's last line is its signature: the exception, whatever its mode."""
         text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
         where = context(text, self.now)
+        if unknown.went_on(text[where.message:]):  # not an exception: the paste lost it, and the run went on
+            return False
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
-        if recognition.mode is None:  # an exception nothing in the catalogue names: a bug
+        if recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
             recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
         when = (where.when, None) if where.when and where.when.at else header_time
         return recognition.mode is not None and self._hit(_Line(text, where, start, line), recognition, when,
@@ -250,13 +264,44 @@ class Scanner:
 
     def _add(self, line: int, text: str, message: str, recognition: Recognition,
              when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False,
-             evidence: tuple[str, ...] = ()) -> None:
+             cut: bool = False, key: str = "", evidence: tuple[str, ...] = ()) -> None:
         self.hits += 1
         self.failed = self.failed if evidence else line
         at = self.timeline.zoned(when[0], line) if when[0] else None
+        if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
+            key = key or self.episodes.key_of(line, message)
         self.book.add(Hit(self.chunks.name, line, text, message, recognition, at, when[1],
-                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line,
-                          evidence=evidence))
+                          tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line, key, cut,
+                          evidence))
+
+    def _fate(self, at: _Line, limit: int) -> Fate:
+        """What became of the run after a line that only ``other.unclassified``'s shapes name: a
+        failure where it died or ended there (tooling.logs.unknown)."""
+        message = at.text[at.where.message:]
+        if at.line - self.stopped <= TAIL:
+            return Fate.WENT_ON  # the unwinding of a stop it was told
+        if unknown.dies(message):
+            return Fate.KILLED
+        return Fate.WENT_ON if unknown.retries(message) else unknown.fate(
+            self.chunks.buffer, at.start, limit, ended=self.chunks.ended,
+            deferrable=self.deferrable or self._polled)
+
+    @property
+    def _polled(self) -> bool:
+        """A followed file not quiet yet: a line at the buffer's start waits for the next poll."""
+        return self.chunks.polled and not self.chunks.eof
+
+    def _cut(self, header: _Line, limit: int, when: tuple[When | None, int | None]) -> bool:
+        """A log that ends inside a traceback: its header and its last line are the failure."""
+        last, below = unknown.last_line(self.chunks.buffer, header.start, limit)
+        text = clean(blocks.decode(self.chunks.buffer, last, limit)[0])
+        where = context(text, self.now)
+        recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a traceback the log cuts off", text)
+        key = self.episodes.key_of(header.line + below, text[where.message:])  # its last line tells it apart
+        for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
+            self._add(line, shown, shown[at.message:], recognition, when,
+                      [at.host] if at.host else [], [at.rank] if at.rank is not None else [], cut=True, key=key)
+        return False
 
     def ended(self) -> None:
         """The log ended (tooling scan; a watched one goes on): what its numbers show only then."""

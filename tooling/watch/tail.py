@@ -43,6 +43,20 @@ class Tail(Chunks):
         size = min(HEAD, offset)  # the last bytes before offset: what tells a file emptied and regrown
         self.before = os.pread(fd, size, offset - size) if size else b""
 
+    polled = True  # a line at the buffer's start may wait: the poll ends, and the next reads on
+
+    @property
+    def ended(self) -> bool:
+        """Only a file done growing has ended: a writer that paused may write on."""
+        return self.eof and self.final
+
+    polled = True  # a line at the buffer's start may wait: the poll ends, and the next reads on
+
+    @property
+    def ended(self) -> bool:
+        """Only a file done growing has ended: a writer that paused may write on."""
+        return self.eof and self.final
+
     def fill(self) -> int:
         fresh = self._read_some()
         if not self._checked and self.filled:  # its first bytes, again while they are fewer than a sample

@@ -7,6 +7,7 @@ from typing import Any
 
 from tooling.catalogue.automations import handled_by
 from tooling.logs.drafts import Draft
+from tooling.logs.unknown import UNCLASSIFIED
 from tooling.records.model import record_time
 from tooling.writers.scaffold import new_incident
 
@@ -33,6 +34,9 @@ def code_label(draft: Draft) -> str:
     """The code that tells this failure apart, or the one that decided its mode, if not in the
     title; an exception as its first example words it (the code keeps only some of its words)."""
     first = draft.first.recognition if draft.first else None
+    if draft.mode.id == UNCLASSIFIED and draft.first:  # its template names it for grouping; people read its words
+        label = draft.first.message.strip()
+        return f" ({label if len(label) <= MAX_LABEL else label[:MAX_LABEL - 1] + '…'})"
     label = draft.codes[0] if draft.codes else first.via if first and first.via[:1].isalpha() else ""
     name = label.split(":", 1)[0]
     if "exception" in draft.mode.distinguish and draft.first and name and name in draft.first.text:

@@ -1,0 +1,123 @@
+"""Failures no mode of the catalogue names, drafted all the same: ``other.unclassified``.
+
+A line of that mode (a ``fatal error``, a glog FATAL check, a logger's ERROR level, a process that
+exited non-zero or died of a signal: the mode's recognisers) is a failure only where the run did
+not go on after it. A death (an exit status, a signal, a core dump) is one by itself; any other
+such line is one when
+
+- a death follows it within :data:`TAIL` lines (it killed its rank), or
+- the log ends within :data:`TAIL` lines of it (it ended the log),
+
+and no line between says the run went on (a progress line, "reconnected", "succeeded"). A line
+that says it will retry is no failure yet, nor is one written while the process unwinds from a
+stop it was told (a Ctrl-C, a launcher closing its workers). A log that ends inside a traceback
+is such a line too: its header and last line, with a note that the exception is missing.
+
+"Ends" is the end of the log for ``tooling scan``; for ``tooling watch`` only the end of a file
+done growing (:attr:`tooling.logs.chunks.Chunks.ended`): a writer that paused is not a run that
+ended. Lines of one episode (each within TAIL lines of the one before) are one failure, keyed by
+the first one's template: its words and codes without the numbers, addresses and paths that
+vary (:func:`template`), so the same unknown error on another rank, node or day is the same
+failure, and tooling repeats meets it (an unclassified incident's key is that template).
+"""
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from tooling.catalogue.codes import line_words
+from tooling.catalogue.signatures import is_progress, normalise
+from tooling.logs import blocks
+
+UNCLASSIFIED = "other.unclassified"
+TAIL = 40  # lines: "ends the log" is within this many of its end, "kills a rank" this close to a death
+TEMPLATE_WORDS = 10  # as tooling.analysis.identity's fingerprint of an error line
+CUT = "the log ends inside its traceback: the exception it raised is not in the log"
+_DEATH = re.compile(r"\bexit(?:s|ed)?\b.{0,40}?\b(?:code|status)\b|\bexitcode\b|\bsignal\b|core dumped"
+                    r"|^\s*killed\s*$|\bSIG[A-Z]{3,6}\b|childfailederror|terminate called|\baborted\b", re.IGNORECASE)
+_WENT_ON = re.compile(r"\b(?:succeeded|successfully|recovered|reconnected|resum(?:ed|ing))\b"
+                      # a report of work done: "[0: 0/9]  emd1: 0", "1651/1702 [13:00<00:24, loss=0.158", "'loss': 8.11"
+                      r"|\b[0-9]+/[0-9]+\b.*\b[a-z_][a-z0-9_]*\s*[:=]\s*-?[0-9]"
+                      r"|['\"]?\b(?:loss|grad_norm|learning_rate)['\"]?\s*[:=]\s*-?[0-9]", re.IGNORECASE)
+# a process told to stop (an operator's Ctrl-C, a launcher stopping its workers, a scheduler's
+# SIGTERM): what it writes while it unwinds is the stop, not a failure of its own. One of scan's
+# automaton patterns (the subset Hyperscan and re share), so the scan knows the latest such line.
+STOPS = r"closing signal|death signal|shutting down workers|KeyboardInterrupt|received signal SIG(INT|TERM)|\bSIGINT\b"
+_STOPS = re.compile(STOPS, re.IGNORECASE)
+_RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
+
+
+class Fate(Enum):
+    """What followed an unclassified line."""
+    ENDED = "ended the log"
+    KILLED = "killed its rank"
+    WENT_ON = "the run went on"
+    WAIT = "read it again with more of the log"
+
+
+def template(message: str) -> str:
+    """A line without what varies between occurrences (the key two unknown failures meet by)."""
+    return line_words(message, limit=TEMPLATE_WORDS) or normalise(message)
+
+
+def dies(text: str) -> bool:
+    """Whether a line says a process died (an exit status, a signal, a core dump, an abort)."""
+    return _DEATH.search(text) is not None
+
+
+def went_on(text: str) -> bool:
+    """Whether a line says the run went on: a progress report, a recovery."""
+    return is_progress(text) or _WENT_ON.search(text) is not None
+
+
+def retries(text: str) -> bool:
+    return _RETRIES.search(text) is not None
+
+
+def fate(buffer: bytearray, start: int, limit: int, *, ended: bool, deferrable: bool) -> Fate:
+    """What the up to TAIL lines after the line at ``start`` say of it. Past the buffer's end:
+    the log ended, or the line waits for the next chunk (else, a followed file that goes on,
+    it is taken as one the run went on from)."""
+    following = blocks.decode(buffer, start, limit)[1]
+    for _ in range(TAIL):
+        if following < 0 or following >= limit:
+            return Fate.ENDED if ended else Fate.WAIT if deferrable else Fate.WENT_ON
+        text, following = blocks.decode(buffer, following, limit)
+        if went_on(text):
+            return Fate.WENT_ON
+        if dies(text):
+            return Fate.KILLED
+    return Fate.WENT_ON
+
+
+def is_stop(text: str) -> bool:
+    """Whether a line says the process was told to stop (see STOPS)."""
+    return _STOPS.search(text) is not None
+
+
+def last_line(buffer: bytearray, start: int, limit: int) -> tuple[int, int]:
+    """(start, lines below ``start``) of the last line that is not blank from ``start`` to ``limit``."""
+    at, below, walked = start, 0, 0
+    following = blocks.decode(buffer, start, limit)[1]
+    while 0 <= following < limit:
+        text, after = blocks.decode(buffer, following, limit)
+        walked += 1
+        if text.strip():
+            at, below = following, walked
+        following = after
+    return at, below
+
+
+class Episodes:
+    """The key of the unclassified failure a line belongs to: its own template, or that of the
+    line that opened its episode (the lines before it, each within TAIL of the next)."""
+
+    def __init__(self) -> None:
+        self.key = ""
+        self.last = -TAIL - 1  # line of the latest unclassified line
+
+    def key_of(self, line: int, message: str) -> str:
+        if line - self.last > TAIL or not self.key:
+            self.key = template(message)
+        self.last = line
+        return self.key
