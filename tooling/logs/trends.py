@@ -113,8 +113,8 @@ class Flat:
 
     def observe(self, point: Point, reading: Reading) -> Finding | None:
         value, start = reading.value, self.start
-        steady = (start is not None and math.isfinite(value) and significant_digits(reading.raw) >= FLAT_DIGITS
-                  and value == self.value and (start.step is None or point.step is None or point.step > start.step))
+        steady = (start is not None and value == self.value and significant_digits(reading.raw) >= FLAT_DIGITS
+                  and (start.step is None or point.step is None or point.step > start.step))
         if not steady or start is None:
             self.start, self.value, self.lines, self.fired = point, value, 1, False
             return None
@@ -143,14 +143,16 @@ class Gap:
 
     def __init__(self) -> None:
         self.before: Point | None = None
+        self.clock: tuple[object, ...] | None = None  # of the line before
         self.intervals = RobustBaseline(GAP_WINDOW)
 
     def observe(self, point: Point) -> Finding | None:
         when, before = point.when, self.before
         if when is None or when.at is None:
             return None
-        self.before = point
-        if before is None or before.when is None or before.when.at is None or _clock(before.when) != _clock(when):
+        clock, last = _clock(when), self.clock
+        self.before, self.clock = point, clock
+        if before is None or before.when is None or before.when.at is None or last != clock:
             return None
         gap = when.at - before.when.at
         seconds = gap.total_seconds()
