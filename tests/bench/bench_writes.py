@@ -1,20 +1,20 @@
 """Benchmark: a reporter write and a watch poll that files one failure, in a small and a large repository.
 
-Run: ./dev bench   (or .venv/bin/python tests/bench/bench_writes.py [--size N] [--tiny])
+Run: ./dev bench   (or .venv/bin/python tests/bench/bench_writes.py [--size N] [--rounds R] [--tiny])
 Two repositories of generated incidents (tests/bench/records.py), of 15 and of --size (default
 10,000), each with the run page bench-run carrying the fullest feed a reporter keeps. In each:
 - a reporter write: RunReporter's writer process (python -m tooling.writers.feed_server), one
-  step written and flushed, timed from the training process as bench_reporter.py times it (the
-  median of the writes after the first, which also starts the writer);
+  step written and flushed, timed from the training process as bench_reporter.py times it;
 - a watch poll that files one failure: the poll of `tooling watch` (its Watcher, in this process,
   following a log one Xid 79 line longer at each poll), timed whole: reading the log, filing the
-  failure, saving the offsets. "occurrence": the failure's incident is open, one more occurrence is
-  written to it; "new incident": the incident of the poll before was resolved meanwhile (by
-  `tooling set`, not timed), a new one is filed. The watch's first poll, which reads every incident
-  once, is printed apart.
-Each figure of the large repository is printed beside the small one's, as their ratio (1.00x: the
-write costs the same whatever the repository holds). --tiny (15 and 200 incidents, 3 rounds) runs
-in seconds, for a smoke test of this script.
+  failure, saving the offsets. "an occurrence": the failure's incident is open, one more
+  occurrence is written to it; "a new incident": the incident of the poll before was resolved
+  meanwhile (by the edit `tooling set` makes, not timed), a new one is filed. The watch's first
+  poll, which reads every incident once, is printed apart.
+The two repositories are measured in paired rounds, each first in turn (a slow moment of the
+machine hits both halves of a pair): printed, each repository's median and the median of the
+pairs' ratios (1.00x: a write costs the same whatever the repository holds). --tiny (15 and 200
+incidents, 3 rounds) runs in seconds, for a smoke test of this script.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable
 
 from records import full_feed, generate
 from tooling.records.layout import path_of
@@ -32,6 +32,7 @@ from tooling.resilience import RunReporter
 from tooling.rules.others import Repository
 from tooling.watch import state as offsets
 from tooling.watch.known import RACY
+from tooling.watch.occurrences import Outcome
 from tooling.watch.watcher import StallRule, Watcher
 from tooling.writers.edit import edited_text, parse_assignment, rewrite
 
@@ -43,21 +44,13 @@ def repository(root: Path, incidents: int) -> Path:
     generate(root, incidents)
     full_feed(root / "runbooks" / "runs" / f"{RUN}.yaml", now=datetime.now(timezone.utc))  # the reporter's clock
     (root / "mkdocs.yml").write_text("site_name: bench\n")
-    time.sleep(RACY)  # files changed this recently are read again at each poll: let them age, as a repository has
     return root
 
 
-def reporter_write(root: Path, writes: int) -> float:
-    """Seconds one write takes, flushed from the training process (median after the first)."""
-    reporter = RunReporter(RUN, root=root, every=3600)
-    took = []
-    for step in range(1, writes + 2):
-        reporter.step(step, loss=2.0, tokens=step * 1000)
-        start = time.perf_counter()
-        reporter.flush()
-        took.append(time.perf_counter() - start)
-    reporter.close()
-    return statistics.median(took[1:])
+def seconds(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
 
 
 def xid(k: int) -> str:
@@ -66,68 +59,97 @@ def xid(k: int) -> str:
             "GPU has fallen off the bus.\n")
 
 
-def watch_polls(root: Path, folder: Path, rounds: int) -> tuple[float, list[float], list[float]]:
-    """Seconds of the first poll, then of each poll adding an occurrence, and of each filing a new incident."""
-    log, state_path, filed = folder / "train.log", folder / "offsets.json", []
-    log.write_text("")
-    clock = time.monotonic()
-    watcher = Watcher(root=root, logs=[log], where={"run": RUN, "extra": {}}, state=offsets.load(state_path, RUN),
-                      rule=StallRule(root, RUN, None), clock=lambda: NOW + timedelta(seconds=time.monotonic() - clock),
-                      emit=filed.append, once=True)
-    k = 0
+class Writer:
+    """RunReporter of the repository's run: one step written and flushed at each call."""
 
-    def poll(then: Callable[[], None] = lambda: None) -> float:
-        nonlocal k
-        with open(log, "a") as handle:
-            handle.write(xid(k))
-        k += 1
-        start = time.perf_counter()
-        watcher.poll(state_path)
-        took = time.perf_counter() - start
-        then()
-        return took
+    def __init__(self, root: Path) -> None:
+        self.reporter, self.step = RunReporter(RUN, root=root, every=3600), 0
 
-    first = poll()
-    occurrences = [poll() for _ in range(rounds)]
-
-    def resolve() -> None:  # as `tooling set INC status=resolved resolved_at=...` would
-        assignments = [parse_assignment("status=resolved"), parse_assignment(f"resolved_at={(NOW + timedelta(hours=1)).isoformat()}")]
-        rewrite(path_of(root, filed[-1].incident), lambda text: edited_text(text, assignments, now=NOW),
-                universe=Repository(root), now=NOW + timedelta(hours=1), warnings=False)
-
-    poll(resolve)  # one more occurrence, then the incident is resolved: the next failure is a new one
-    created = [poll(resolve) for _ in range(rounds)]
-    assert [o.action for o in filed] == ["created"] + ["occurrence"] * (rounds + 1) + ["created"] * rounds, \
-        [o.action for o in filed]
-    watcher.close()
-    return first, occurrences, created
+    def __call__(self) -> None:
+        self.step += 1
+        self.reporter.step(self.step, loss=2.0, tokens=self.step * 1000)
+        self.reporter.flush()
 
 
-def measure(incidents: int, rounds: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix=f"bench-writes-{incidents}-") as tmp:
-        folder = Path(tmp)
-        root = repository(folder / "repo", incidents)
-        write = reporter_write(root, rounds)
-        first, occurrences, created = watch_polls(root, folder, rounds)
-    return {"write": write, "first": first, "occurrence": statistics.median(occurrences),
-            "created": statistics.median(created)}
+class Polls:
+    """A watch following one log of the repository's run, as `tooling watch` polls it."""
+
+    def __init__(self, root: Path, folder: Path) -> None:
+        self.root, self.log, self.state = root, folder / "train.log", folder / "offsets.json"
+        self.log.write_text("")
+        self.filed: list[Outcome] = []
+        start = time.monotonic()
+        self.watcher = Watcher(root=root, logs=[self.log], where={"run": RUN, "extra": {}},
+                               state=offsets.load(self.state, RUN), rule=StallRule(root, RUN, None),
+                               clock=lambda: NOW + timedelta(seconds=time.monotonic() - start),
+                               emit=self.filed.append, once=True)
+        self.failures = 0
+
+    def __call__(self) -> None:
+        """A poll that finds one more Xid 79 of the GPU."""
+        with open(self.log, "a") as handle:
+            handle.write(xid(self.failures))
+        self.failures += 1
+        self.watcher.poll(self.state)
+
+    def resolve(self) -> None:
+        """The incident filed last resolved, as `tooling set INC status=resolved resolved_at=...` does."""
+        assignments = [parse_assignment("status=resolved"),
+                       parse_assignment(f"resolved_at={(NOW + timedelta(hours=1)).isoformat()}")]
+        rewrite(path_of(self.root, self.filed[-1].incident), lambda text: edited_text(text, assignments, now=NOW),
+                universe=Repository(self.root), now=NOW + timedelta(hours=1), warnings=False)
+
+
+def paired(small: Callable[[], object], large: Callable[[], object], rounds: int,
+           between: Callable[[], None] = lambda: None) -> tuple[list[float], list[float]]:
+    """Seconds of each call of ``small`` and of ``large``, in rounds alternating which goes first."""
+    took: dict[int, list[float]] = {0: [], 1: []}
+    for round_ in range(rounds):
+        for which in ((0, 1) if round_ % 2 == 0 else (1, 0)):
+            took[which].append(seconds((small, large)[which]))
+        between()
+    return took[0], took[1]
+
+
+def report(label: str, small: list[float], large: list[float]) -> None:
+    ratio = statistics.median(b / a for a, b in zip(small, large))
+    print(f"  {label:<32}: {statistics.median(small) * 1000:8.1f} ms  {statistics.median(large) * 1000:8.1f} ms"
+          f"  -> {ratio:.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000, help="incidents of the large repository (default 10,000)")
-    parser.add_argument("--rounds", type=int, default=9, help="writes and polls of each kind (default 9)")
+    parser.add_argument("--rounds", type=int, default=11, help="paired writes and polls of each kind (default 11)")
     parser.add_argument("--tiny", action="store_true", help="15 and 200 incidents, 3 rounds: a smoke test in seconds")
     args = parser.parse_args()
-    large, rounds = (200, 3) if args.tiny else (args.size, args.rounds)
-    small = measure(15, rounds)
-    big = measure(large, rounds)
-    print(f"writes in a repository of 15 and of {large:,} incidents (median of {rounds} each; the run page "
-          "holds a full feed)")
-    for key, label in (("write", "reporter write (writer process)"), ("occurrence", "watch poll, an occurrence"),
-                       ("created", "watch poll, a new incident"), ("first", "watch's first poll (reads all)")):
-        print(f"  {label:<34}: {small[key] * 1000:8.1f} ms  {big[key] * 1000:8.1f} ms  -> "
-              f"{big[key] / small[key]:.2f}x")
+    size, rounds = (200, 3) if args.tiny else (args.size, args.rounds)
+    with tempfile.TemporaryDirectory(prefix="bench-writes-") as tmp:
+        folders = [Path(tmp) / "small", Path(tmp) / "large"]
+        roots = [repository(folder / "repo", count) for folder, count in zip(folders, (15, size))]
+        time.sleep(RACY)  # a file changed this recently is read again at each poll: let them age, as a repository's
+        print(f"a reporter write and a watch poll in a repository of 15 and of {size:,} incidents (median of {rounds} "
+              "paired rounds; the run page holds a full feed): 15, then the large one, then the median ratio")
+        writers = [Writer(root) for root in roots]
+        for writer in writers:
+            writer()  # the first write also starts the writer process
+        report("reporter write (writer process)", *paired(writers[0], writers[1], rounds))
+        for writer in writers:
+            writer.reporter.close()
+        polls = [Polls(root, folder) for root, folder in zip(roots, folders)]
+        first = [seconds(poll) for poll in polls]
+        report("watch poll, an occurrence", *paired(polls[0], polls[1], rounds))
+
+        def resolve() -> None:
+            for poll in polls:
+                poll.resolve()
+
+        resolve()
+        report("watch poll, a new incident", *paired(polls[0], polls[1], rounds, between=resolve))
+        report("watch's first poll (reads all)", [first[0]], [first[1]])
+        for poll in polls:
+            assert [o.action for o in poll.filed] == ["created"] + ["occurrence"] * rounds + ["created"] * rounds
+            poll.watcher.close()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Filing a failure asks two things of every incident (:mod:`tooling.watch.occurren
 and which failure is it; and which marks of watches it carries. A watch that follows a run for
 weeks asks them at every poll that finds something, in a repository that may hold 10,000
 incidents: :class:`KnownIncidents` reads each record file once and keeps what filing asks of it,
-by the file's stat (device, inode, size, modification and change times). A file is read again
+by the file's stat (inode, size, modification and change times). A file is read again
 only when its stat changed: an atomic replace (every write of tooling) is a new inode, an edit in
 place a new change time. A file changed within :data:`RACY` seconds of being read is read again at
 the next poll too, as git does: a second edit within the file system's clock tick could leave
@@ -23,7 +23,7 @@ from tooling.records.lookup import load_within
 from tooling.rules.others import usable
 
 RACY = 2.0  # seconds: a file changed this recently is not known by its stat alone
-Stamp = tuple[int, int, int, int, int]
+Stamp = tuple[int, int, int, int]  # inode, size, modification and change times (ns)
 
 
 @dataclass
@@ -47,14 +47,19 @@ class KnownIncidents:
 
     def now(self) -> list[Incident]:
         """Every incident record as the files are now, in the order validate lists them."""
-        started = time.time()
+        trusted = (time.time() - RACY) * 1e9  # a change time before this is no racy one
         kept: dict[str, tuple[Stamp, Incident | None]] = {}
         found = []
-        for path in repository_files(self.root):
-            stamp = _stamp(path)
+        for path in repository_files(self.root):  # one stat a file: 10,000 in a few tens of ms
+            try:
+                info = os.stat(path)
+            except OSError:  # gone, or a link to nothing: reading says what it is
+                stamp = None
+            else:
+                stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
             old = self._kept.get(path)
-            incident = old[1] if old is not None and stamp is not None and old[0] == stamp else self._read(path)
-            if stamp is not None and started - stamp[4] / 1e9 > RACY:
+            incident = old[1] if old is not None and old[0] == stamp else self._read(path)
+            if stamp is not None and stamp[3] < trusted:
                 kept[path] = (stamp, incident)
             if incident is not None:
                 found.append(incident)
@@ -69,11 +74,3 @@ class KnownIncidents:
         marks = data.get("watch_polls")
         return Incident(path, data["id"], resolved, marks if isinstance(marks, dict) else None,
                         None if resolved else data)
-
-
-def _stamp(path: str) -> Stamp | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
