@@ -210,6 +210,7 @@ def test_one_stuck_process_is_dumped_filed_and_killed(repo: Path, tmp_path: Path
     assert incident["timeline"][1]["event"] == (
         "no progress (timeout 2 s): rank 0: no beat for 2 s (last step 7)")
     assert "rank 0: flight recorder disabled." in incident["notes"]
+    assert incident["handled_by"] == "collective-hang-watchdog"  # ended for auto-resume without a person
     assert tooling("validate", "--strict", cwd=repo).returncode == 0
 
 

@@ -15,6 +15,8 @@ from tooling.diagnose.stacks import incident_values, report
 from tooling.resilience.watchdog import EXIT_HANG
 
 SUMMARY = "watchdog.txt"
+# its id in tooling/catalogue/automations.yaml: the job it ended restarts without a person
+AUTOMATION = "collective-hang-watchdog"
 
 
 def summary(stall: HeartbeatStall, evidence: HangEvidence, *, killed: list[int], left: list[int]) -> str:
@@ -46,6 +48,7 @@ def incident_fields(stall: HeartbeatStall, evidence: HangEvidence, *, incident_d
     values["nodes"] = sorted({str(r["host"]) for r in stall.registrations})
     extra: dict[str, Any] = {
         "failure_mode": "training.hang", "tags": ["watchdog"], "links": _links(evidence, incident_dir),
+        "handled_by": AUTOMATION,
         "notes": " ".join([f"Drafted by tooling watchdog (timeout {stall.timeout:g} s, stacks by "
                            f"{evidence.tool or 'none'}).", *(f"{note}." for note in evidence.notes)]),
     }
