@@ -22,7 +22,7 @@ from babel.messages.pofile import read_po, write_po
 
 from tooling.analysis import analyse
 from tooling.analysis.budget import compute
-from tooling.analysis.candidates import STATES
+from tooling.analysis.candidates import AVAILABILITY, STATES
 from tooling.analysis.identity import Identity
 from tooling.analysis.paging import meanings
 from tooling.analysis.repeats import ALONE, MARKED, SIMILAR, STATED
@@ -152,7 +152,7 @@ def test_the_readme_says_how_to_update_the_korean_catalogue() -> None:
 def test_every_word_the_analyses_hand_the_pages_is_translated() -> None:
     """Fixed words by their tables, and each budget warning as an analysis says it."""
     ko, po = edition("ko"), _korean()
-    fixed = {"state": list(STATES), "meaning": list(meanings().values()),
+    fixed = {"state": [*STATES, *AVAILABILITY], "meaning": list(meanings().values()),
              "kind title": [k.title for k in field_reference()],
              "facet": list(words.FACETS.values())}
     untranslated = [(kind, w) for kind, values in fixed.items() for w in values

@@ -3,7 +3,9 @@ board says about automating them (the notes' rule: the same incident twice calls
 
 The groups come from :mod:`tooling.analysis.repeats`; the automation each failure calls for from
 its failure mode's catalogue entry (:mod:`tooling.catalogue.modes`), else from the automation
-catalogue's own conditions (:mod:`tooling.catalogue.automations`).
+catalogue's own conditions (:mod:`tooling.catalogue.automations`). Whether that automation ships
+comes from its catalogue entry, whether it is in place from the incidents it handled
+(``handled_by``): nothing else in a repository says what runs on its clusters.
 """
 from __future__ import annotations
 
@@ -52,6 +54,28 @@ class Candidate:
         return round(sum(spans, timedelta()).total_seconds() / 3600, 1)
 
     @property
+    def handled(self) -> list[IncidentView]:
+        """The incidents its automation handled without a person (their ``handled_by``)."""
+        return [v for v in self.incidents if v.data.get("handled_by") == self.automation.id]
+
+    @property
+    def handled_count(self) -> int:
+        return sum(v.occurrences for v in self.handled)
+
+    @property
+    def handled_since(self) -> date | None:
+        """The day of the first incident its automation handled."""
+        return min((v.detected.date() for v in self.handled), default=None)
+
+    @property
+    def availability(self) -> str:
+        """One of AVAILABILITY: nothing ships for its automation; it ships; or this repository's
+        records show it at work on this failure (an incident of it ``handled_by`` the automation)."""
+        if self.automation.implementation is None:
+            return "not available"
+        return "in place" if self.handled else "available"
+
+    @property
     def layer(self) -> str:
         return str(self.incidents[0].data["layer"])
 
@@ -62,6 +86,7 @@ class Candidate:
 
 STATES = (N_("not automated"), N_("automation planned"), N_("automation in progress"), N_("automated"),
           N_("automation not working"))  # marked: the site shows them in the edition's language
+AVAILABILITY = (N_("not available"), N_("available"), N_("in place"))  # what ships, and whether it is at work
 
 
 def item_automation(row: ActionItemRow) -> Automation | None:
@@ -117,8 +142,8 @@ def _state(group: list[IncidentView], rows: list[ActionItemRow]) -> str:
 
 def candidates(groups: list[Group], postmortems: list[PostmortemView],
                identities: dict[str, Identity]) -> list[Candidate]:
-    """Failures seen twice or more (a record may stand for several), most occurrences first,
-    then most GPU-hours lost."""
+    """Failures seen twice or more (a record may stand for several), in tiers (:func:`_tier`),
+    each most occurrences first, then most GPU-hours lost."""
     out, items = [], AutomationItems(postmortems)
     for group in groups:
         views = group.incidents
@@ -132,7 +157,15 @@ def candidates(groups: list[Group], postmortems: list[PostmortemView],
         rows = items.of(views, automation)
         out.append(Candidate(views, top, automation, _state(views, rows), [f"{r.postmortem} #{r.index}" for r in rows],
                              rows, failure_mode=mode, reason=group.explanation))
-    return sorted(out, key=lambda c: (-c.occurrences, -c.gpu_hours, c.incidents[0].id))
+    return sorted(out, key=lambda c: (_tier(c), -c.occurrences, -c.gpu_hours, c.incidents[0].id))
+
+
+def _tier(c: Candidate) -> int:
+    """An automation that keeps failing first, then failures nobody has automated yet, then
+    those whose automation is in place and handling them: they no longer need a person."""
+    if c.state == "automation not working":
+        return 0
+    return 2 if c.availability == "in place" else 1
 
 
 def _automation(mode: str | None, views: list[IncidentView], signatures: Counter[str]) -> Automation:

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tooling.messages import render
+from tooling.messages import counted, render
 from tooling.now import Clock
 
 if TYPE_CHECKING:
@@ -42,7 +42,27 @@ def _candidate(rank: int, c: Candidate) -> dict[str, Any]:
             "gpu_hours_lost": c.gpu_hours, "steps_lost": c.steps_lost,
             "hours_to_resolve": c.hours_to_resolve, "state": c.state, "planned_by": c.planned_by,
             "automation": {"id": c.automation.id, "title": c.automation.title,
-                           "what": c.automation.automation, "playbook": c.automation.playbook}}
+                           "what": c.automation.automation, "playbook": c.automation.playbook,
+                           "state": c.availability, "implementation": _shipped(c),
+                           "guidance_only": c.automation.guidance_only,
+                           "handled": {"occurrences": c.handled_count,
+                                       "since": c.handled_since.isoformat() if c.handled_since else None}}}
+
+
+def _shipped(c: Candidate) -> dict[str, str] | None:
+    shipped = c.automation.implementation
+    return None if shipped is None else {"kind": shipped.kind, "ref": shipped.ref, "enable": shipped.enable}
+
+
+def availability(c: Candidate) -> str:
+    """The automation's state in one line: in place and what it handled, how to turn it on, or
+    why nothing ships."""
+    if c.availability == "in place":
+        return (f"in place: handled {counted(c.handled_count, 'occurrence')} without a person "
+                f"since {c.handled_since}")
+    if c.automation.implementation is not None:
+        return f"available ({c.automation.implementation.ref}): {c.automation.implementation.enable}"
+    return f"not available: {c.automation.guidance_only}"
 
 
 def _table(analysis: Analysis) -> Table:
@@ -58,7 +78,7 @@ def _table(analysis: Analysis) -> Table:
         table.add_row(str(rank), escape(", ".join(v.id for v in c.incidents)),
                       escape(f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}"),
                       f"{c.gpu_hours:,.0f}", f"{c.steps_lost:,}",
-                      f"{c.hours_to_resolve:,.1f}", escape(c.automation.title), state)
+                      f"{c.hours_to_resolve:,.1f}", escape(f"{c.automation.title}\n{availability(c)}"), state)
     return table
 
 

@@ -16,11 +16,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from tooling.analysis.candidates import STATES as AUTOMATION_STATES
+from tooling.analysis.candidates import AVAILABILITY, STATES as AUTOMATION_STATES
 from tooling.messages import N_, Message, render
 from tooling.site.i18n import Edition
 
-STATES = {s: s for s in AUTOMATION_STATES}  # marked for the catalogue where they are defined
+STATES = {s: s for s in (*AUTOMATION_STATES, *AVAILABILITY)}  # marked for the catalogue where they are defined
 
 # The glosses of the symptoms in the incident schema (tooling.analysis.paging.meanings).
 MEANINGS = {m: m for m in (
