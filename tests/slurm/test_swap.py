@@ -85,3 +85,32 @@ def test_a_drain_for_anything_else_or_a_job_that_may_not_be_requeued_is_left_to_
     cluster.sh("scancel", job)
     until(lambda: events(record, job)[-1]["kind"] == "end", f"job {job}'s end")
     assert [e["kind"] for e in events(record, job)] == ["start", "drain", "end"]
+
+
+def test_a_trainer_that_dies_with_its_gpu_is_requeued_at_its_end_not_ended_failed(
+        cluster: Cluster, hook: Hook, tmp_path: Path) -> None:
+    # the rank on n2 dies as the GPU goes (here: once n2 is drained); the job's own look is an hour
+    # away, so only the look at the trainer's failure can see the node's drain and requeue the job
+    cluster.reset("n1", "n2", "n3", "n4")
+    record = run_record(hook.records)
+    script = tmp_path / "job.sh"
+    script.write_text(f"#!/bin/bash\nexec {sys.executable} -m tooling --root {hook.records} job swap "
+                      "--node-watch 3600 -- srun bash -c 'until sinfo -h -n n2 -o %T | grep -q drain; "
+                      "do sleep 0.2; done; exit 1'\n")
+    job = cluster.sh("sbatch", "--parsable", "--nodes=3", "--requeue", f"--output={tmp_path}/out-%j.txt", str(script))
+    until(lambda: events(record, job), f"job {job} to start", seconds=120)
+    cluster.inject("n2", "xid", "79")
+    assert hook.run("n2")[0] == 1
+    [filed] = hook.incidents()
+    # back on n[1,3-4], where its trainer fails again at once: no node of its own is lost this time
+    until(lambda: [e["kind"] for e in events(record, job)][-1:] == ["end"] and len(events(record, job)) == 6,
+          f"job {job}'s second end", seconds=120)
+    found = events(record, job)
+    assert [(e["kind"], e["host"], e.get("state") or e.get("detail")) for e in found] == [
+        ("start", "n1", "on n[1-3]"),
+        ("drain", "n2", f"gpu.fell-off-bus Xid 79 GPU 0, {filed.stem}; {REQUEUED}"),
+        ("end", "n1", "REQUEUED"),
+        ("requeue", "n1", "back from the queue: restart 1 on n[1,3-4]"),
+        ("start", "n1", "restart 1 on n[1,3-4]"),
+        ("end", "n1", "FAILED")]
+    assert found[2]["exit_code"] == 1 and found[1]["incident"] == filed.stem

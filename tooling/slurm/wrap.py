@@ -102,16 +102,17 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
         recorder.events(*job.started())
         catcher.started(subprocess.Popen(command))
         watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
+        asked: list[bool] = []  # the requeue this wrapper asked for: the job's end is that, whatever scontrol says yet
         status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
-                                lambda force: _look(recorder, job, watch, force=force))
-        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log)
+                                lambda force: asked.append(True) if _look(recorder, job, watch, force=force) else None)
+        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log, requeued=bool(asked))
         return status
     finally:
         catcher.restore()
 
 
 def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
-          look: Callable[[bool], bool] = lambda force: False) -> tuple[int, int]:
+          look: Callable[[bool], object] = lambda force: None) -> tuple[int, int]:
     """Wait for the trainer, handing ``write`` the signals as they come: all that arrived since
     the last write at once, and calling ``look`` at each poll (with True once, when the trainer
     failed on its own). Returns its exit status and how many arrivals were written (those after
@@ -167,10 +168,11 @@ def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
 
 
 def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written: int, ended: datetime,
-         log: Path | None) -> None:
-    """The end event, at ``ended``, in one write with the signals not written yet."""
+         log: Path | None, requeued: bool = False) -> None:
+    """The end event, at ``ended``, in one write with the signals not written yet. ``requeued``:
+    this wrapper asked for the job's requeue (scontrol may not show it yet while the job ends)."""
     info = show(job.slurm_id)
-    state = end_state(job, info, exit_code=status, terminated="TERM" in catcher.names())
+    state = "REQUEUED" if requeued else end_state(job, info, exit_code=status, terminated="TERM" in catcher.names())
     incident = None
     if failed(state):
         log = log or (Path(info["StdOut"]) if info.get("StdOut") else None)
