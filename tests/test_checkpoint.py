@@ -21,7 +21,7 @@ import torch
 
 from support import tmpfs
 from tooling.resilience import checkpoint
-from tooling.resilience.checkpoint import CheckpointManager, CheckpointSaveError, snapshot
+from tooling.resilience.checkpoint import CheckpointManager, CheckpointSaveError, StorageFull, snapshot
 
 
 def _state(step: int, size: int = 8) -> dict[str, object]:
@@ -284,9 +284,11 @@ def test_a_full_disk_fails_clearly_and_smaller_saves_still_fit(small_disk: Path)
     manager = CheckpointManager(folder, keep=2)
     manager.save(_state(1, 256), 1)  # 256 KiB
     with pytest.raises(CheckpointSaveError) as failure:
-        manager.save(_state(2, 1024), 2)  # 4 MiB on a 2 MiB disk
-    _assert_full_disk_error(failure.value, folder, 4.0)
-    assert failure.value.errno == errno.ENOSPC
+        # 4 MiB on a 2 MiB disk, in bytes the pre-save estimate (tensors, the last checkpoint) cannot
+        # see: past the room check (tests/test_storage_guard.py), torch's own writer meets the full disk
+        manager.save({**_state(2, 256), "blob": bytes(4 * 2**20)}, 2)
+    assert not isinstance(failure.value, StorageFull)
+    _assert_full_disk_error(failure.value, folder, 0.25)  # what it could count: its tensors
     manager.save(_state(3, 256), 3)
     manager.close()
     state, step = CheckpointManager(folder).load_latest()  # type: ignore[misc]

@@ -156,15 +156,15 @@ def test_the_kernels_lines_are_read_through_the_catalogue_and_only_the_nodes_fau
 
 
 def test_a_file_system_short_of_space_or_inodes_is_a_fault() -> None:
-    room = host.read_room("/ckpt", "4096 1000 9 500 400")
+    room = host.read_room("/ckpt", "4096 1000 9 500 400 9")
     assert room is not None and room.summary() == "/ckpt: 36.0 KiB free of 3.9 MiB (0% free); 400 of 500 inodes free"
     assert [(f.mode.id, f.evidence) for f in host.room_faults(room, min_free=5, source="stat -f /ckpt")] == \
         [("storage.disk-full", "/ckpt 0% free")]
-    starved = host.read_room("/logs", "4096 1000 900 500 4")
+    starved = host.read_room("/logs", "4096 1000 900 500 4 900")
     assert starved is not None
     assert [(f.mode.id, f.evidence) for f in host.room_faults(starved, min_free=5, source="x")] == \
         [("storage.inode-exhaustion", "/logs 0% inodes free")]
-    assert host.room_faults(host.read_room("/btrfs", "4096 1000 900 0 0"), min_free=5, source="x") == []  # type: ignore[arg-type]
+    assert host.room_faults(host.read_room("/btrfs", "4096 1000 900 0 0 900"), min_free=5, source="x") == []  # type: ignore[arg-type]
 
 
 def test_a_segment_a_process_maps_or_holds_open_is_not_stale(tmp_path: Path) -> None:

@@ -4,7 +4,11 @@ The cheap checks of the diagnostic ladders, cheapest first, each with its own ti
 ECC counters, retired pages and remapped rows; the kernel's lines since the last check, read
 through the failure-mode catalogue (Xid 79, 48, 63, 64, machine checks); free space and inodes of
 the checkpoint and log file systems (--path); shared-memory segments no process holds; processes
-holding a GPU outside every job. Healthy: exit 0, nothing written. A fault: exit 1, after filing
+holding a GPU outside every job. Healthy: exit 0, nothing written. A --path whose space or inodes
+are used at or above the storage-capacity-guard's thresholds (the automation catalogue's, 80% and
+90%) is a warning: healthy, not drained, but filed with --cluster (again only once it crosses the
+next). --prune-keep N first prunes each --path that is a checkpoint folder no job writes now
+(tooling.resilience.retention). A fault: exit 1, after filing
 the incident (--cluster; or an occurrence more of the node's open one for the same failure) and
 draining the node (--drain) with a reason that names the failure mode, the evidence and the
 incident. A probe that gets no answer in time (a dead NFS mount, a FIFO) ends in one located
@@ -14,8 +18,9 @@ health check").
 Output: a line for the node, then a line per probe saying what it read (the real command, or an
 emulated node's stand-in file), or with --json one object: ``{"node", "healthy", "seconds",
 "reason", "drained", "drain_error", "probes": [{"name", "status", "source", "detail", "seconds"}],
-"faults": [{"failure_mode", "evidence", "lines", "source", "incident", "action", "occurrences"}],
-"others": [failure modes the kernel reported that are not the node's]}``.
+"faults": [{"failure_mode", "evidence", "warning", "lines", "source", "incident", "action", "occurrences"}],
+"others": [failure modes the kernel reported that are not the node's], "pruned": [{"path", "removed", "kept",
+"freed", "error"}]}``.
 """
 from __future__ import annotations
 
@@ -46,7 +51,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", action="append", dest="paths", type=Path, default=[], metavar="DIR",
                         help="a checkpoint or log folder whose file system must have room (repeatable)")
     parser.add_argument("--min-free", type=arguments.percent, default=MIN_FREE, metavar="PERCENT",
-                        help="least free space, and free inodes, of each --path (default: %(default)g)")
+                        help="least free space, and free inodes, of each --path (default: %(default)g); above it, "
+                             "a warning (filed, not drained) at the storage-capacity-guard's thresholds of use")
+    parser.add_argument("--prune-keep", type=_keep, metavar="N",
+                        help="first prune each --path that is a checkpoint folder no job writes now to its newest N "
+                             "checkpoints (at least 2; the newest two that verify are always kept)")
     parser.add_argument("--shm", type=Path, default=Path("/dev/shm"), metavar="DIR",
                         help="the shared-memory folder (default: %(default)s)")
     parser.add_argument("--shm-grace", type=arguments.non_negative, default=GRACE, metavar="SECONDS",
@@ -78,11 +87,48 @@ def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) 
     settings = Settings(node=node, stand_ins=args.stand_ins, paths=tuple(args.paths), shm=args.shm,
                         shm_grace=args.shm_grace, min_free=args.min_free, timeout=args.timeout,
                         state=args.state or default_path(node), cluster=args.cluster, drain=args.drain)
+    pruned = _prune(args.paths, args.prune_keep) if args.prune_keep else []
     report = check(settings, root=root, now=clock())
     _located(report, args.timeout)
-    print(json.dumps(_as_json(report, root), ensure_ascii=False) if args.json else "\n".join(_lines(report, root)),
-          flush=True)
+    print(json.dumps({**_as_json(report, root), "pruned": pruned}, ensure_ascii=False) if args.json else
+          "\n".join(_lines(report, root) + [_pruned_line(p) for p in pruned]), flush=True)
     return 0 if report.healthy else 1
+
+
+def _keep(text: str) -> int:
+    if not text.isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 2 (the newest may be torn) but received: {text!r}")
+    return int(text)
+
+
+def _prune(paths: list[Path], keep: int) -> list[dict[str, Any]]:
+    """Prune each checkpoint folder among ``paths`` (tooling.resilience.retention); what became of each."""
+    from tooling.resilience.retention import is_checkpoint_folder, prune
+
+    done: list[dict[str, Any]] = []
+    for path in paths:
+        if not is_checkpoint_folder(path):
+            continue
+        try:
+            result = prune(path, keep=keep)
+        except (ValueError, OSError) as exc:  # a job writing there is the usual reason: a note, not a fault
+            done.append({"path": str(path), "removed": [], "kept": None, "freed": 0, "error": str(exc)})
+            continue
+        done.append({"path": str(path), "removed": list(result.removed), "kept": list(result.kept),
+                     "freed": result.freed, "error": None})
+    return done
+
+
+def _pruned_line(pruned: dict[str, Any]) -> str:
+    from tooling.health.host import size
+
+    kept = ", ".join(map(str, pruned["kept"] or []))
+    if pruned["error"]:
+        return f"not pruned {pruned['path']}: {pruned['error']}"
+    if not pruned["removed"]:
+        return f"nothing to prune in {pruned['path']}: kept steps {kept}"
+    return (f"pruned {pruned['path']}: steps {', '.join(map(str, pruned['removed']))} ({size(pruned['freed'])}); "
+            f"kept steps {kept}")
 
 
 def _located(report: Report, timeout: float) -> None:
@@ -107,8 +153,9 @@ def _shown(path: Path | None, root: Path) -> str:
 
 def _lines(report: Report, root: Path) -> list[str]:
     count = f"{len(report.probes)} probes in {report.seconds:.2f} s"
+    warnings = [f"{f.mode.id} {f.evidence}" for f in report.faults if f.warning]
     if report.healthy:
-        head = f"{report.node}: healthy ({count})"
+        head = f"{report.node}: healthy ({count})" + (f", warning: {'; '.join(warnings)}" if warnings else "")
     else:
         done = "drained" if report.drained else "not drained"
         head = f"{report.node}: unhealthy, {done} ({count}): {report.reason}"
@@ -130,7 +177,8 @@ def _as_json(report: Report, root: Path) -> dict[str, Any]:
         "drained": report.drained, "drain_error": report.drain_error,
         "probes": [{"name": p.name, "status": p.status, "source": p.source, "detail": p.detail,
                     "seconds": round(p.seconds, 3)} for p in report.probes],
-        "faults": [{"failure_mode": f.mode.id, "evidence": f.evidence, "lines": list(f.lines), "source": f.source,
+        "faults": [{"failure_mode": f.mode.id, "evidence": f.evidence, "warning": f.warning, "lines": list(f.lines),
+                    "source": f.source,
                     "incident": filed.incident, "action": filed.action, "occurrences": filed.occurrences,
                     "path": _shown(filed.path, root) or None} for f, filed in zip(report.faults, report.filed)],
         "others": [d.mode.id for d in report.others],

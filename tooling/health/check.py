@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from tooling.errors import UserError
 from tooling.health import kernel, probes, state
-from tooling.health.faults import Fault, Filed, Probe
+from tooling.health.faults import Fault, Filed, Probe, capacity_thresholds
 from tooling.health.gpus import Gpu
 from tooling.health.reason import SEPARATOR, entry
 from tooling.programs import bounded, find
@@ -68,7 +68,8 @@ def run_probes(s: Settings) -> tuple[list[Probe], list[str], list[Gpu]]:
     wait for the state: which lines are new)."""
     counters, gpus = probes.gpu_counters(s.stand_ins, timeout=s.timeout)
     log, lines = probes.kernel_log(s.stand_ins, timeout=s.timeout)
-    rooms = probes.file_systems(list(s.paths), min_free=s.min_free, timeout=s.timeout)
+    thresholds = capacity_thresholds() if s.paths else ()  # the catalogue: read only when there is a path
+    rooms = probes.file_systems(list(s.paths), min_free=s.min_free, thresholds=thresholds, timeout=s.timeout)
     shm = probes.shared_memory(s.shm, grace=s.shm_grace, timeout=s.timeout)
     held = probes.gpu_processes(timeout=s.timeout)
     return [counters, log, *rooms, shm, held], lines, gpus
@@ -79,7 +80,8 @@ def check(s: Settings, *, root: Path, now: datetime) -> Report:
     found, lines, gpus = run_probes(s)
     known = state.load(s.state, s.node)
     looked, others = _with_kernel(found, lines, gpus, known, now=now)
-    if not (s.cluster or s.drain) or (all(p.healthy for p in looked) and not known.standing):
+    to_file = any(not f.warning or s.cluster for p in looked for f in p.faults)  # a warning is only filed
+    if not (s.cluster or s.drain) or (all(p.healthy for p in looked) and not to_file and not known.standing):
         faults = [f for p in looked for f in p.faults]  # nothing to act on, or nothing to do: nothing written
         return Report(s.node, looked, faults, [Filed(None, "none")] * len(faults), others,
                       _reason(looked, faults, []), False, None, time.monotonic() - started)
@@ -131,6 +133,8 @@ def _reason(looked: list[Probe], faults: list[Fault], filed: list[Filed]) -> str
     """"MODE EVIDENCE, INC-NNNN" per failure, then the probes that could not answer; None: healthy."""
     failures: dict[tuple[str, str | None], list[str]] = {}
     for index, fault in enumerate(faults):
+        if fault.warning:  # filed, but no reason to drain the node
+            continue
         incident = filed[index].incident if index < len(filed) else None
         failures.setdefault((fault.mode.id, incident), []).append(fault.evidence)
     said = [entry(mode_id, " + ".join(evidence), incident) for (mode_id, incident), evidence in failures.items()]

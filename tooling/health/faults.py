@@ -1,6 +1,7 @@
 """What a probe of the node health check found, and how each probe ended."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
 # mode it serves is a fault of the node (an Xid 79, an ECC error, a machine check); other failures
 # the kernel reports (a job's OOM kill) are the job's, not the node's.
 DRAIN_AUTOMATION = "gpu-xid-drain"
+CAPACITY_AUTOMATION = "storage-capacity-guard"  # its thresholds: the file-system probe's warnings
 
 
 def mode(mode_id: str) -> FailureMode:
@@ -22,6 +24,20 @@ def mode(mode_id: str) -> FailureMode:
     found = catalogue().get(mode_id)
     assert found is not None, f"no failure mode {mode_id} in the catalogue"
     return found
+
+
+def capacity_thresholds() -> tuple[int, ...]:
+    """The percents of space and inodes used at which the storage-capacity-guard warns, as its
+    entry in the automation catalogue says them ("... at 80% and 90% ..."): read there, kept
+    nowhere else."""
+    from tooling.catalogue.automations import by_id
+    from tooling.catalogue.modes import CatalogueError
+
+    guard = by_id(CAPACITY_AUTOMATION)
+    found = re.search(r"\bat (\d{1,2})% and (\d{1,2})%", guard.automation if guard else "")
+    if found is None:  # a bug of the package, found by its tests
+        raise CatalogueError(f"the automation catalogue's {CAPACITY_AUTOMATION} names no thresholds 'at N% and M%'")
+    return tuple(sorted(int(n) for n in found.groups()))
 
 
 @dataclass(frozen=True)
@@ -39,6 +55,7 @@ class Fault:
     standing: str | None = None  # the standing fault's name; None: an event
     draft: Draft | None = field(default=None, compare=False)  # a kernel line's draft, from the scan
     occurrences: int = 1
+    warning: bool = False  # a warning (a file system filling up): filed, but the node stays healthy, undrained
 
 
 @dataclass(frozen=True)
@@ -52,8 +69,9 @@ class Filed:
 
 @dataclass(frozen=True)
 class Probe:
-    """How one probe ended: ``ok``, ``fault``, ``timeout``, ``error`` (it could not read its
-    source) or ``skipped`` (nothing to check here), with what it read and a line of detail."""
+    """How one probe ended: ``ok``, ``warn`` (healthy, with a warning to file), ``fault``,
+    ``timeout``, ``error`` (it could not read its source) or ``skipped`` (nothing to check
+    here), with what it read and a line of detail."""
     name: str
     status: str
     source: str
@@ -65,4 +83,4 @@ class Probe:
 
     @property
     def healthy(self) -> bool:
-        return self.status in ("ok", "skipped")
+        return self.status in ("ok", "skipped", "warn")

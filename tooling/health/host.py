@@ -18,7 +18,8 @@ from pathlib import Path
 from tooling.health.faults import Fault, mode
 
 FULL_MODE, INODES_MODE, SHM_MODE = "storage.disk-full", "storage.inode-exhaustion", "host.stale-shared-memory"
-STATFS = ["stat", "-f", "-c", "%S %b %a %c %d", "--"]  # block size, blocks, free to users, inodes, free inodes
+# block size, blocks, free to users, inodes, free inodes, free blocks (those reserved for root too)
+STATFS = ["stat", "-f", "-c", "%S %b %a %c %d %f", "--"]
 JOB_STEP = "slurmstepd"  # every process of a SLURM job descends from one
 
 
@@ -29,6 +30,7 @@ class Room:
     free: int  # bytes a user may still write
     inodes: int  # 0: the file system does not count them (btrfs)
     free_inodes: int
+    free_reserved: int = 0  # bytes free, the blocks reserved for root included (df's "used" is total minus this)
 
     @property
     def free_percent(self) -> int:
@@ -38,6 +40,18 @@ class Room:
     @property
     def free_inodes_percent(self) -> int:
         return math.floor(100 * self.free_inodes / self.inodes) if self.inodes else 100
+
+    @property
+    def used_percent(self) -> int:
+        """Percent of the space used as ``df`` says it (Use%): used over used and free to users,
+        rounded up, so the blocks reserved for root count for neither."""
+        used = self.total - max(self.free_reserved, self.free)
+        return math.ceil(100 * used / (used + self.free)) if used + self.free else 0
+
+    @property
+    def inodes_used_percent(self) -> int:
+        """Percent of the inodes used as ``df -i`` says it (IUse%), rounded up; 0 where none are counted."""
+        return math.ceil(100 * (self.inodes - self.free_inodes) / self.inodes) if self.inodes else 0
 
     def summary(self) -> str:
         inodes = f"; {self.free_inodes:,} of {self.inodes:,} inodes free" if self.inodes else ""
@@ -54,12 +68,12 @@ def size(count: int) -> str:
 
 
 def read_room(path: str, output: str) -> Room | None:
-    """``stat -f -c '%S %b %a %c %d'``'s answer for ``path`` (None: not that)."""
+    """``stat -f -c '%S %b %a %c %d %f'``'s answer for ``path`` (None: not that)."""
     parts = output.split()
-    if len(parts) != 5 or not all(p.isdigit() for p in parts):
+    if len(parts) != 6 or not all(p.isdigit() for p in parts):
         return None
-    block, blocks, free, inodes, free_inodes = (int(p) for p in parts)
-    return Room(path, block * blocks, block * free, inodes, free_inodes)
+    block, blocks, free, inodes, free_inodes, free_reserved = (int(p) for p in parts)
+    return Room(path, block * blocks, block * free, inodes, free_inodes, block * free_reserved)
 
 
 def room_faults(room: Room, *, min_free: float, source: str) -> list[Fault]:
@@ -72,6 +86,25 @@ def room_faults(room: Room, *, min_free: float, source: str) -> list[Fault]:
         faults.append(Fault(mode(INODES_MODE), f"{room.path} {room.free_inodes_percent}% inodes free",
                             (room.summary(),), source, standing=f"inodes {room.path}"))
     return faults
+
+
+def room_warnings(room: Room, *, thresholds: tuple[int, ...], faults: list[Fault], source: str) -> list[Fault]:
+    """The storage-capacity-guard's warnings: space or inodes used at or above a threshold (df's
+    Use% and IUse%), the highest one crossed; none for what ``faults`` already found short. Their
+    lines name the threshold, not the bytes, so a warning is filed again only when it crosses
+    the next one (or comes back after it cleared)."""
+    warned, short = [], {f.standing for f in faults}
+    said = " and ".join(f"{t}%" for t in thresholds)
+    for name, used, mode_id in (("space", room.used_percent, FULL_MODE), ("inodes", room.inodes_used_percent,
+                                                                           INODES_MODE)):
+        level = max((t for t in thresholds if used >= t), default=None)
+        standing = f"{name} {room.path}"
+        if level is None or standing in short:
+            continue
+        line = f"{room.path}: {level}% or more of its {name} used (the storage-capacity-guard warns at {said})"
+        warned.append(Fault(mode(mode_id), f"{room.path} {used}% {name} used, warning at {level}%", (line,), source,
+                            standing=standing, warning=True))
+    return warned
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,9 @@ def kernel_log(stand_ins: Path | None, *, timeout: float) -> tuple[Probe, list[s
                  file=source.file), lines
 
 
-def file_systems(paths: list[Path], *, min_free: float, timeout: float) -> list[Probe]:
-    """One probe per checkpoint or log folder, each with its own timeout."""
+def file_systems(paths: list[Path], *, min_free: float, thresholds: tuple[int, ...], timeout: float) -> list[Probe]:
+    """One probe per checkpoint or log folder, each with its own timeout: a fault under
+    ``min_free`` percent free, else a warning at the highest of ``thresholds`` (percent used) crossed."""
     probes = []
     for path in paths:
         name, started = f"room {path}", time.monotonic()
@@ -113,8 +114,10 @@ def file_systems(paths: list[Path], *, min_free: float, timeout: float) -> list[
                                 where=source.where, seconds=time.monotonic() - started))
             continue
         faults = host.room_faults(room, min_free=min_free, source=source.shown)
-        probes.append(Probe(name, "fault" if faults else "ok", source.shown, room.summary().partition(": ")[2],
-                            tuple(faults), seconds=time.monotonic() - started))
+        warnings = host.room_warnings(room, thresholds=thresholds, faults=faults, source=source.shown)
+        status = "fault" if faults else "warn" if warnings else "ok"
+        probes.append(Probe(name, status, source.shown, room.summary().partition(": ")[2], (*faults, *warnings),
+                            seconds=time.monotonic() - started))
     return probes
 
 

@@ -6,7 +6,9 @@ the same way, and only then delete the checkpoints rotated out. A crash at any p
 old manifest or the new one. Resume walks the manifest newest first and takes the first
 checkpoint whose size and CRC-32 still match, so a corrupt newest file falls back to the
 previous one. CRC-32 rather than a cryptographic hash: it is there to catch torn and truncated
-writes, and it runs at memory speed.
+writes, and it runs at memory speed. Before any of it, the folder's file system must have room
+for one more checkpoint and its inodes (:mod:`~tooling.resilience.capacity`): else the save
+raises StorageFull and writes nothing.
 
 One writer and any number of readers per folder. The first save (or ``cleanup()``) takes the
 folder's writer lock, ``.lock``: an flock, which the kernel drops when the process dies, so a
@@ -32,32 +34,17 @@ from typing import IO, Any
 import torch
 
 from tooling.fs.atomic import fsync_path
-from tooling.fs.lock import holder, try_hold
+from tooling.resilience.capacity import StorageFull, refused, shortfall
+from tooling.resilience.folder import hold_folder, retire
 from tooling.resilience.manifest import (Entry, checkpoint_files, checkpoint_name, is_temporary, manifest_state,
                                          matches, read_manifest, rebuild, set_aside_manifest, write_manifest,
                                          zip_intact)
-from tooling.resilience.saving import (CheckpointSaveError, release_frames, retire, save_error, snapshot,
-                                       sync_and_checksum)
+from tooling.resilience.saving import (CheckpointSaveError, release_frames, save_error, snapshot, sync_and_checksum,
+                                       tensor_bytes)
 
-__all__ = ["CheckpointManager", "CheckpointSaveError", "Entry", "snapshot"]
+__all__ = ["CheckpointManager", "CheckpointSaveError", "Entry", "StorageFull", "snapshot"]
 
-LOCK = ".lock"
 _RETRIES = 5  # manifest re-reads when the writer rotates a file away under a reader
-
-
-def hold_folder(owner: object, directory: Path) -> weakref.finalize:
-    """Make ``owner`` the writer of ``directory`` (created if missing) by its ``.lock``, until the
-    returned finalizer runs (called, or ``owner`` collected). Raises ValueError naming the
-    holder's PID when another writer has it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    lock = directory / LOCK
-    if lock.is_symlink():  # try_hold would write our PID into whatever it points at
-        raise ValueError(f"{lock} is a symbolic link; refusing to lock through it")
-    fd = try_hold(lock)
-    if fd is None:
-        raise ValueError(f"{directory}: another writer (PID {holder(lock)}) holds {lock}; one "
-                         f"{type(owner).__name__} saves per folder (to only read, call only load_latest)")
-    return weakref.finalize(owner, os.close, fd)
 
 
 class CheckpointManager:
@@ -111,11 +98,13 @@ class CheckpointManager:
     def save(self, state: dict[str, Any], step: int) -> None:
         """Persist ``state`` as ``step``. In background mode only the copy into staging
         buffers blocks; a failure surfaces at the next save, wait or load_latest.
-        Raises CheckpointSaveError when the write fails, ValueError when another writer holds
-        the folder."""
+        Raises StorageFull (a CheckpointSaveError) before writing anything when the folder's file
+        system lacks the space or inodes for it, CheckpointSaveError when the write fails,
+        ValueError when another writer holds the folder."""
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be a non-negative int, got {step!r}")
         self.cleanup()  # waits for the previous background save; takes the lock the first time
+        self._ensure_room(state, step)
         if not self.background:
             self._persist(state, step)
             return
@@ -124,6 +113,16 @@ class CheckpointManager:
         self._thread = threading.Thread(target=self._persist_in_background, args=(self._staged, step),
                                         name="checkpoint-save")
         self._thread.start()
+
+    def _ensure_room(self, state: dict[str, Any], step: int) -> None:
+        """Raise StorageFull, before a byte is written, when the folder's file system lacks room
+        for one more checkpoint (:mod:`~tooling.resilience.capacity`)."""
+        last, tensors = (self._entries[-1].bytes if self._entries else 0), tensor_bytes(state)
+        estimate, basis = (last, "the last checkpoint's size") if last >= tensors else (tensors, "the state's tensors")
+        found = shortfall(self.directory, step, estimate=estimate, basis=basis, files=2,
+                          what="its file and the manifest's new copy")
+        if found is not None:
+            raise refused(found)
 
     def _persist_in_background(self, state: dict[str, Any], step: int) -> None:
         try:

@@ -34,6 +34,10 @@ Resume (:meth:`DistributedCheckpointManager.load_latest`): the newest step that 
 verifies, all ranks falling back together, resharded on load; a rank's own ``rank_state`` comes
 back to the rank of the same number (:mod:`~tooling.resilience.dcp_resume`).
 
+Room (:mod:`~tooling.resilience.capacity`): before DCP plans the save, rank 0 asks the folder's
+file system for the newest step's bytes and files once more; when it lacks either, every rank
+raises StorageFull and nothing is written.
+
 Async (``async_save=True``): ``save`` blocks only for the copy of the state into staging buffers
 (:func:`~tooling.resilience.saving.snapshot`, reused from save to save) and returns; DCP's
 ``async_save`` writes in a thread, and the same commit follows in that thread, on a gloo process
@@ -59,18 +63,19 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
 from tooling.fs.atomic import fsync_path
-from tooling.resilience.checkpoint import hold_folder
+from tooling.resilience.capacity import Shortfall, StorageFull, refused, shortfall
 from tooling.resilience.dcp_manifest import (MANIFEST, StepEntry, check_folder, is_temporary, read_steps,
                                              rebuild_steps, retired_folder, shard_intact, step_folder,
                                              temporary_folder, write_steps)
 from tooling.resilience.dcp_resume import committed_steps, load_newest
 from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, ShardWriter, Stager, durable, failure,
                                            with_rank_state)
+from tooling.resilience.folder import hold_folder, retire, unlink_all
 from tooling.resilience.manifest import Entry, set_aside_manifest
 from tooling.resilience.ranks import from_rank_zero, gather_at_rank_zero, rank_and_world
-from tooling.resilience.saving import CheckpointSaveError, free_space, mib, retire, unlink_all
+from tooling.resilience.saving import CheckpointSaveError, free_space, mib, tensor_bytes
 
-__all__ = ["CheckpointSaveError", "DistributedCheckpointManager", "ModelAndOptimizer", "Resumed"]
+__all__ = ["CheckpointSaveError", "DistributedCheckpointManager", "ModelAndOptimizer", "Resumed", "StorageFull"]
 
 # One process without a process group is a case this manager means, not a mistake to warn about.
 warnings.filterwarnings("ignore", message="torch.distributed is disabled, unavailable or uninitialized")
@@ -143,11 +148,14 @@ class DistributedCheckpointManager:
     def save(self, state: dict[str, Any], step: int, *, rank_state: Any = None) -> None:
         """Save ``state`` (tensors, DTensors, nested dicts, DCP ``Stateful`` objects such as
         :class:`ModelAndOptimizer`) as ``step``, with this rank's ``rank_state`` (any picklable
-        object, pickled now). Raises CheckpointSaveError on every rank when the step could not
-        be committed, ValueError when another job holds the folder. Async: see the module."""
+        object, pickled now). Raises StorageFull (a CheckpointSaveError) on every rank, before a
+        byte is written, when the folder's file system lacks the space or inodes for the step;
+        CheckpointSaveError on every rank when the step could not be committed, ValueError when
+        another job holds the folder. Async: see the module."""
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be a non-negative int, got {step!r}")
         self.cleanup()  # waits for the previous async save first
+        self._ensure_room(state, step)
         rank = rank_and_world()[0]
         shards = with_rank_state(state, rank, rank_state)
         # no leftover to remove first: cleanup() removed the killed saves', a failed save its own
@@ -162,6 +170,27 @@ class DistributedCheckpointManager:
         self._thread = threading.Thread(target=self._commit_in_background, args=(written, writer, step),
                                         name="checkpoint-commit")  # not a daemon: an exit waits for it
         self._thread.start()
+
+    def _ensure_room(self, state: dict[str, Any], step: int) -> None:
+        """Rank 0 asks the shared file system for room for one more step
+        (:mod:`~tooling.resilience.capacity`); every rank raises StorageFull when it lacks it,
+        before a byte is written. The estimate: the newest step's files, else rank 0's own
+        plain tensors (on a first save of state sharded over N ranks about 1/N of it, and a
+        Stateful such as ModelAndOptimizer counts from the second save on: a lower bound)."""
+        found: Shortfall | None = None
+        rank, world = rank_and_world()
+        if rank == 0:
+            last = self._entries[-1] if self._entries else None
+            size, tensors = (sum(s.bytes for s in last.shards) if last else 0), tensor_bytes(state)
+            estimate, basis = (size, "the last step's files") if size >= tensors else (tensors, "rank 0's tensors")
+            files = (len(last.shards) if last else world + 1) + 2
+            found = shortfall(self.directory, step, estimate=estimate, basis=basis, files=files,
+                              what="the step's folder and files and the manifest's new copy")
+            if found is not None:
+                refused(found)  # logged once, by rank 0
+        found = from_rank_zero(found)
+        if found is not None:
+            raise StorageFull(found)
 
     def _commit_in_background(self, written: Future, writer: ShardWriter, step: int) -> None:
         try:

@@ -9,7 +9,6 @@ import os
 import shutil
 import threading
 import traceback
-import warnings
 import zlib
 from pathlib import Path
 from typing import Any
@@ -128,39 +127,3 @@ def save_error(directory: Path, step: int, state: Any, cause: BaseException) -> 
     full = free is not None and free < need
     error.errno = getattr(cause, "errno", None) or (errno.ENOSPC if full else None)
     return error
-
-
-def unlink_all(paths: list[Path]) -> None:
-    """Delete rotated-out checkpoints, files or folders (run in a thread: a large file's unlink is slow)."""
-    for path in paths:
-        try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
-        except OSError as exc:  # harmless: the temporary name is the next writer's to remove
-            warnings.warn(f"could not delete the rotated-out {path}: {exc}", stacklevel=1)
-
-
-def retire(directory: Path, moves: list[tuple[str, str]]) -> threading.Thread | None:
-    """Rotate checkpoints out of ``directory`` once no manifest names them: each (name, temporary
-    name) renamed now, deleted in a thread that is returned (None when there was nothing).
-
-    Unlinking a large file takes ext4 ~15 ms per 100 MB, so it leaves the loop's path: the
-    rename is instant, and the temporary name is the next writer's to remove if this process
-    dies first."""
-    retired = []
-    for name, aside in moves:
-        try:
-            os.replace(directory / name, directory / aside)
-        except FileNotFoundError:  # named, but already gone
-            continue
-        except OSError as exc:  # e.g. a folder whose temporary name is still being deleted
-            warnings.warn(f"could not rotate out {directory / name}: {exc}", stacklevel=2)
-            continue
-        retired.append(directory / aside)
-    if not retired:
-        return None
-    thread = threading.Thread(target=unlink_all, args=(retired,), name="checkpoint-rotate")
-    thread.start()
-    return thread
