@@ -1,7 +1,9 @@
 """Fixtures: throwaway record repositories."""
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -172,6 +174,52 @@ EXECUTABLE = {
     "test_build_output.py::test_a_temporary_page_of_a_reused_pid_is_removed":
         "the test's own pid stands for another live process: the build must not be that process",
 }
+
+# What a parallel run (.ci/run: pytest -n N --dist loadgroup, pytest-xdist) keeps on one worker,
+# one test at a time: tests that share one thing of this machine that a second worker would start
+# again or use at the same time. Node id (as SLOW; "folder/" covers every test under it) -> its
+# group. The site and the labs' SLURM are shared across workers instead (tests/workers.py); every
+# other test makes what it uses in its own tmp_path, on free ports.
+GROUPS = {
+    "slurm/": "slurm-cluster",  # the session's emulated cluster: one folder and port (tests/slurm/conftest.py)
+    # scripts/slurm-local's one node: each test's jobs and its requeue timings to itself
+    "labs/test_slurm_hooks.py": "slurm-local",
+    "labs/test_labs.py::test_lab_self_check_passes[01-slurm-auto-resume]": "slurm-local",
+}
+
+
+def group_of(node: str) -> str | None:
+    """The group that the test ``node`` (relative to tests/) is in, if any: its entry of GROUPS;
+    else its file, where a fixture of that file lives for the module (made once for its tests,
+    which may rely on the order they run in: test_serve_builds' edits add up), so that a parallel
+    run makes it once and runs those tests as a plain run does."""
+    file = node.split("::", 1)[0]
+    listed = next((group for entry, group in GROUPS.items() if node == entry or node.split("[", 1)[0] == entry
+                   or file == entry or (entry.endswith("/") and node.startswith(entry))), None)
+    return listed or (file if _module_fixtures(file) else None)
+
+
+@functools.cache
+def _module_fixtures(file: str) -> bool:
+    path = TESTS / file
+    return path.is_file() and re.search(r"""scope=["'](module|class|package)["']""", path.read_text()) is not None
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: called only in a parallel run
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """--dist loadgroup by GROUPS: each group's tests on one worker, every other test wherever a
+    worker is free. By the table, not xdist_group marks: pytest-xdist 3.8 writes a mark's group
+    into a node id field that pytest 9.2 no longer reads, and the marks are silently lost
+    (pytest-xdist issue 1386)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # only a parallel run has pytest-xdist loaded
+
+    class Grouped(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid.removeprefix("tests/")) or super()._split_scope(nodeid)
+
+    return Grouped(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -24,13 +24,16 @@ def _tests_of(path: Path) -> set[str]:
     return {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 
-@pytest.mark.parametrize("table", ["SLOW", "EXECUTABLE"])
+@pytest.mark.parametrize("table", ["SLOW", "EXECUTABLE", "GROUPS"])
 def test_every_entry_names_a_test_file_or_a_test_of_it(table: str, pytestconfig: pytest.Config) -> None:
     missing = []
     for node, why in getattr(_conftest(pytestconfig), table).items():
         file, _, name = node.partition("::")
         path = TESTS / file
-        if not path.is_file() or (name and name.split("[", 1)[0] not in _tests_of(path)):
+        if node.endswith("/"):  # a folder of tests (GROUPS)
+            if not any(path.glob("test_*.py")):
+                missing.append(node)
+        elif not path.is_file() or (name and name.split("[", 1)[0] not in _tests_of(path)):
             missing.append(node)
         assert why.strip(), f"{node}: say why"
     assert missing == []

@@ -8,12 +8,14 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from site_support import CHROMIUM, FLAGS, NOW, build_site, served
+from workers import made_once
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The built site (HTML) of a copy of this project, with the test records added."""
-    return build_site(tmp_path_factory.mktemp("site-repo"))
+    """The built site (HTML) of a copy of this project, with the test records added: built once
+    for a run, whatever its number of workers (tests/workers.py), as the tests only read it."""
+    return made_once(tmp_path_factory, "site-repo", build_site)
 
 
 @pytest.fixture(scope="session")

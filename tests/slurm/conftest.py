@@ -13,15 +13,23 @@ from emulated import HOOK, Cluster, Hook, start
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[Cluster]:
-    # the periodic health check off: each test runs it as slurmd would, when it wants to
+def session_cluster() -> Iterator[Cluster]:
+    # the periodic health check off: each test runs it as slurmd would, when it wants to. One
+    # folder and port for every run: a parallel run keeps these tests on one worker (the
+    # slurm-cluster group of tests/conftest.py's GROUPS)
     cluster = start(Path("/tmp/playbook-cluster-tests"), 17310, "--nodes", "3", "--spares", "1",
                     "--health-interval", "0")
-    with pytest.MonkeyPatch.context() as patch:  # scontrol, sinfo and sbatch in the tests reach this cluster
-        patch.setenv("SLURM_CONF", str(cluster.dir / "slurm.conf"))
-        yield cluster
+    yield cluster
     stopped = cluster.script("stop")
     assert stopped.returncode == 0 and not cluster.leftovers(), stopped.stderr + "\n".join(cluster.leftovers())
+
+
+@pytest.fixture
+def cluster(session_cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> Cluster:
+    # scontrol, sinfo and sbatch in the test reach this cluster: set for the test, not the
+    # session, so that a worker's later tests of the labs' SLURM send nothing here
+    monkeypatch.setenv("SLURM_CONF", str(session_cluster.dir / "slurm.conf"))
+    return session_cluster
 
 
 @pytest.fixture
