@@ -11,7 +11,9 @@
   rank: a step is committed only once every rank's shards are durable, all ranks fall back
   together, a checkpoint reshards on load, async saves block only for staging. Its parts:
   :mod:`~tooling.resilience.dcp_manifest`, :mod:`~tooling.resilience.dcp_shards` and
-  :mod:`~tooling.resilience.dcp_resume` (which step to resume from).
+  :mod:`~tooling.resilience.dcp_resume` (which step to resume from). Both check room for one
+  more checkpoint before writing a byte (:mod:`~tooling.resilience.capacity`: ``StorageFull``);
+  :func:`tooling.resilience.retention.prune` keeps a folder's newest N from outside the run.
 - :class:`KillSwitch`: ``touch STOP`` saves and exits after the current step, ``touch SAVE``
   saves and carries on.
 - :class:`NaNGuard`: catches non-finite loss or gradient norm before the optimizer step.
@@ -25,6 +27,8 @@
   process-group teardown that cannot abort at exit; and for a job whose group outlives it
   (FSDP2, torch.distributed.checkpoint), an exit without the interpreter's teardown.
 - :mod:`tooling.resilience.compare`: where two runs first diverge; reproducibility check.
+- :mod:`tooling.resilience.data_check`: before launch, the dataset's files as their manifest
+  records them, and one batch through the loader (``tooling data-check``).
 - :class:`RunReporter`: the training loop's step, loss, throughput and last verified checkpoint
   in the run record, once a minute, from a daemon thread and a writer process that never stall
   training (rank 0).
