@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol
 
 from tooling.records.kinds import KINDS, is_kind
-from tooling.records.lookup import RecordNames, load_within
 from tooling.records.layout import repository_files
+from tooling.records.lookup import RecordNames, load_within
 from tooling.records.model import Record
 
 
