@@ -254,7 +254,8 @@ def test_a_dense_log_is_sampled_within_its_budget_and_the_same_in_any_chunks(
 @st.composite
 def healthy_runs(draw: st.DrawFn) -> str:
     """A noisy but stable run: warm-up, a slow decay, noise of 0.5-10% (seeded: always noise),
-    steady throughput within 10%, progress every 5-60 s, pauses shorter than the stall rule."""
+    steady throughput within 10%, progress every 5-60 s (within 20%), pauses of 1-28 minutes: never
+    30 minutes between two progress lines, the stall rule."""
     rnd = random.Random(draw(st.integers(0, 2 ** 32)))
     count, base = draw(st.integers(50, 300)), draw(st.floats(0.5, 8.0))
     noise, decay = draw(st.floats(0.005, 0.1)), draw(st.floats(0.0, 1e-4))
@@ -262,7 +263,7 @@ def healthy_runs(draw: st.DrawFn) -> str:
     pauses = draw(st.lists(st.integers(0, count), max_size=3))
     text, at = [], T0
     for i in range(count):
-        at += timedelta(seconds=every * rnd.uniform(0.8, 1.2) + (rnd.uniform(60, 29 * 60) if i in pauses else 0))
+        at += timedelta(seconds=every * rnd.uniform(0.8, 1.2) + (rnd.uniform(60, 28 * 60) if i in pauses else 0))
         loss = base * (1 - decay * i) * (1 + rnd.uniform(-noise, noise)) + (3 * base * (1 - i / warmup) if i < warmup else 0)
         text.append(line(i, loss, at=at, norm=rnd.uniform(0.5, 1.5), speed=speed * rnd.uniform(0.9, 1.1)))
     return "".join(text)
