@@ -107,7 +107,7 @@ def _act(s: Settings, looked: list[Probe], others: list[Draft], known: state.Nod
     except UserError as exc:  # drained all the same: an unwritable record is no reason to run jobs there
         unfiled = str(exc)
     reason = _reason(looked, faults, filed)
-    error = _drain(s.node, reason, timeout=s.timeout) if s.drain and reason else None
+    error = drain(s.node, reason, timeout=s.timeout) if s.drain and reason else None
     return Report(s.node, looked, faults, filed, others, reason, bool(s.drain and reason and not error), error,
                   0.0, unfiled)
 
@@ -145,8 +145,9 @@ def _reason(looked: list[Probe], faults: list[Fault], filed: list[Filed]) -> str
     return text if len(text) <= MAX_REASON else text[:MAX_REASON - 1] + "…"
 
 
-def _drain(node: str, reason: str, *, timeout: float) -> str | None:
-    """Drain the node in SLURM; what went wrong, or None."""
+def drain(node: str, reason: str, *, timeout: float) -> str | None:
+    """Drain the node in SLURM (the health check, and tooling preflight for a hardware fault); what went
+    wrong, or None."""
     program = find("scontrol")
     if program is None:
         return "scontrol not found: the node is not drained"
