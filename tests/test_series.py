@@ -285,3 +285,10 @@ def test_random_noisy_stable_runs_never_draft(text: str) -> None:
 ])
 def test_non_finite_values_draft_once_or_not_at_all(repo: Path, text: str) -> None:
     assert len(scanned(repo, text)) == (1 if "loss nan" in text else 0)
+
+
+def test_a_run_started_again_in_the_same_log_warms_up_again(repo: Path) -> None:
+    """A second run appended to the log (its step counter back at 0, its loss at 10 again) is a
+    new baseline, not a spike."""
+    again = run(150, loss=lambda i: 10 * max(0.0, 1 - i / 60) ** 2 + 2.5)
+    assert scanned(repo, run(300) + again) == []

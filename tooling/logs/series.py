@@ -25,12 +25,24 @@ class Series:
     """Every series of one log (see the module's docstring); feed it in log order."""
 
     def __init__(self) -> None:
+        self.gap, self.scale = Gap(), ScaleFloor()
+        self.step: int | None = None  # of the latest progress line that gave one
+        self._start()
+
+    def _start(self) -> None:
+        """The run's own baselines, from scratch: at a log's start, and where its step counter goes
+        back (the run restarted, from a checkpoint or from nothing: warm-up and all again)."""
         self.loss = Spike("loss", z=8.0, ratio=1.3)
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
-        self.flat, self.slow, self.gap, self.scale = Flat(), Slowdown(), Gap(), ScaleFloor()
+        self.flat, self.slow = Flat(), Slowdown()
 
     def observe(self, point: Point, numbers: Numbers) -> list[Finding]:
         found: list[Finding | None] = [self.gap.observe(point)]
+        if numbers.step is not None:
+            if self.step is not None and numbers.step < self.step:
+                found += [self.loss.finish(), self._norm(self.norm.finish())]  # what the run before showed
+                self._start()
+            self.step = numbers.step
         if numbers.loss is not None:
             found += [self.loss.observe(point, numbers.loss), self.flat.observe(point, numbers.loss)]
         if numbers.grad_norm is not None:
