@@ -292,3 +292,11 @@ def test_a_run_started_again_in_the_same_log_warms_up_again(repo: Path) -> None:
     new baseline, not a spike."""
     again = run(150, loss=lambda i: 10 * max(0.0, 1 - i / 60) ** 2 + 2.5)
     assert scanned(repo, run(300) + again) == []
+
+
+def test_one_jump_of_the_loss_scale_is_no_collapse(repo: Path) -> None:
+    """Halved down to its floor, not one line of another run (a bf16 run's "loss scale: 1.0"
+    after a line that said 8,388,608): three reductions at least on the way down."""
+    text = (" iteration 10/ 100 | lm loss: 2.504220E+00 | loss scale: 8388608.0 | grad norm: 0.231 |\n"
+            " iteration 11/ 100 | lm loss: 2.504220E+00 | loss scale: 1.0 | grad norm: 0.231 |\n")
+    assert scanned(repo, text) == []

@@ -265,8 +265,8 @@ class Scanner:
     def _add(self, line: int, text: str, message: str, recognition: Recognition,
              when: tuple[When | None, int | None], nodes: list[str], ranks: list[int], *, echo: bool = False,
              cut: bool = False, key: str = "", evidence: tuple[str, ...] = ()) -> None:
-        self.hits += 1
-        self.failed = self.failed if evidence else line
+        if not evidence:  # a line that names a failure (a finding of the numbers names none)
+            self.hits, self.failed = self.hits + 1, line
         at = self.timeline.zoned(when[0], line) if when[0] else None
         if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
             key = key or self.episodes.key_of(line, message)

@@ -26,6 +26,7 @@ MIN_INTERVALS = 5  # intervals seen before a gap is judged
 GAP_WINDOW = 50
 FLOOR = 1.0  # a loss scale at or below 1 has no room left: DeepSpeed's and Megatron's minimum
 COLLAPSE = 256.0  # from at least 2^8 times higher: halved over and over, not an early overflow's skip
+HALVINGS_SEEN = 3  # reductions seen on the way down: one jump from 2^23 to 1 is another run's line, or a reset
 
 
 @dataclass
@@ -196,7 +197,8 @@ class ScaleFloor:
         self.last = after
         if after >= COLLAPSE:
             self.fired = False
-        if self.fired or self.peak is None or after > FLOOR or self.peak_value < COLLAPSE:
+        if self.fired or self.peak is None or after > FLOOR or self.peak_value < COLLAPSE \
+                or self.reductions < HALVINGS_SEEN:
             return None
         self.fired = True
         peak, top = self.peak, self.peak_value
