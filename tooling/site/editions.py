@@ -19,7 +19,8 @@ falls back to English). This plugin adds what it leaves to the site:
 - A heading's permalink says "Permanent link" in the edition's language (option
   ``permalink_title``): the toc extension takes one title for the whole build.
 - Under `tooling serve` (``mkdocs serve --dirty``), a build after the first makes only the pages
-  an edit changed, and leaves the site a full build would (tooling.site.incremental).
+  an edit changed, and leaves the site a full build would (tooling.site.incremental), and the
+  other plugins' work on every file is done again only where an edit changed it (tooling.site.reuse).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import write_file
 
+from tooling.site import reuse
 from tooling.site.incremental import Incremental
 from tooling.site.kept import search_plugin
 
@@ -80,9 +82,11 @@ class Editions(BasePlugin[EditionsConfig]):
             # mkdocs warns of every dirty build, and strict mode makes the warning an error:
             # this plugin makes a dirty build whole (tooling.site.incremental)
             logging.getLogger("mkdocs.commands.build").addFilter(_quiet_dirty)
+            reuse.install()  # and the other plugins' work, done again only where an edit changed it
 
     def on_shutdown(self) -> None:
         self.incremental = None
+        reuse.uninstall()
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         i18n = _i18n(config)

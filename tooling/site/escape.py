@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -67,6 +68,13 @@ def md_inline(value: Any) -> Markup:
     """Text for a markdown context: nothing in it is markup except `code spans`."""
     if isinstance(value, Markup):
         return value
+    return _md_text(value) if type(value) is str else _md_text(str("" if value is None else value))
+
+
+# Every value a template shows passes here, the same titles and names on many pages and at each
+# render of `tooling serve`: a string is escaped once (a pure function of it)
+@lru_cache(maxsize=1 << 16)
+def _md_text(value: str) -> Markup:
     text, out, done = _plain(value), [], 0
     for span in _CODE_SPAN.finditer(text):
         out += [_escape_words(text[done:span.start()]), code(span.group(2))]

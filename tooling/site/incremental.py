@@ -20,6 +20,7 @@ State is kept per edition: mkdocs-static-i18n builds each in a build of its own.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -33,8 +34,8 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
-from tooling.site.kept import (TAGS_PLUGINS, PageState, Stamp, chrome, keep, populate, restore, search_plugin, stamp,
-                               tags_of, tags_plugin, tell_tags)
+from tooling.site.kept import (TAGS_PLUGINS, PageState, Stamp, chrome, export_tags, keep, populate, restore,
+                               search_plugin, stamp, tags_of, tags_plugin, tell_tags)
 
 # A line including a snippet: --8<-- "generated/paged.md" (a line range may follow the name).
 _SNIPPET = re.compile(r"^[ \t]*-+8<-+[ \t]+([\"'])(?P<path>[^\"'\n]+)\1", re.M)
@@ -101,6 +102,7 @@ class Incremental:
         self.editions: dict[tuple[str, str], Edition] = {}
         self.rounds: dict[str, Round] = {}
         self.compiled = Compiled()
+        self.frozen = False  # the first build's objects are out of the cyclic collector's way
 
     def forget(self) -> None:
         """After a failed build: the next one makes every page."""
@@ -150,13 +152,17 @@ class Incremental:
         others back their state, and widen the build where the changes reach other pages."""
         now = self.rounds[locale]
         now.present()
+        tags = tags_plugin(config)
         if now.full or now.edition is None:
+            export_tags(tags, True)
             return
         kept = now.edition.pages
         changed = [now.page(uri) for uri in now.modified]
-        if any(chrome(page) != kept[page.file.src_uri].chrome for page in changed):
+        retitled = any(chrome(page) != kept[page.file.src_uri].chrome for page in changed)
+        if retitled:
             now.modified.update(now.uris)  # every page carries the navigation: made again, from its state
-        if any(tags_of(page.meta) != tags_of(kept[page.file.src_uri].meta) for page in changed):
+        retagged = any(tags_of(page.meta) != tags_of(kept[page.file.src_uri].meta) for page in changed)
+        if retagged:
             listings = [uri for uri, state in kept.items() if state.listing_source is not None]
             for uri in listings:
                 if now.page(uri).markdown is None:
@@ -165,10 +171,11 @@ class Incremental:
         for uri in now.uris:
             if now.page(uri).markdown is None:
                 restore(now.page(uri), kept[uri], now.by_uri)
-        tags = tags_plugin(config)
         if tags is not None:
             skipped = {uri: kept[uri] for uri in now.uris if uri not in now.read}
             tell_tags(tags, [now.page(uri) for uri in now.uris], skipped)
+            # the pages' titles, addresses and tags as the last build of this edition exported them
+            export_tags(tags, retitled or retagged)
 
     def post_build(self, config: MkDocsConfig, locale: str, docs: list[dict[str, Any]],
                    search: dict[str, Any] | None, index: str) -> None:
@@ -194,6 +201,13 @@ class Incremental:
         if search is not None:
             _write(index, '{"config":' + json.dumps(search, separators=(",", ":")) + ',"docs":['
                    + ",".join(s.search for s in pages.values() if s.search) + "]}")
+        if not self.rounds and not self.frozen:
+            self.frozen = True
+            # The first build's pages, kept for all the builds after it, are most of what this
+            # process holds: Python's collector went through all of them again at each build (a
+            # fifth of one at 1,000 incidents). Frozen, it goes through what builds make anew.
+            gc.collect()
+            gc.freeze()
 
 
 def _changed(file: File, state: PageState) -> bool:

@@ -97,6 +97,16 @@ def tell_tags(tags: Any, pages: list[Page], skipped: dict[str, PageState]) -> No
             tags.listings.add(page, state.listing_source)
 
 
+def export_tags(tags: Any, needed: bool) -> None:
+    """Whether this edition's build writes the tags plugin's export of every page's tags
+    (tags.json): not when no page's title, address or tags changed since its last build, whose
+    file is the one this build would write. Decided at each edition's build: they share the plugin."""
+    if tags is None:
+        return
+    configured = tags.__dict__.setdefault("_configured_export", tags.config.export)
+    tags.config.export = configured and needed
+
+
 def keep(page: Page, read: tuple[Stamp, Stamp, bool, str | None]) -> PageState:
     """A page this build read: ``read`` is its stamps, whether it is made every time, and its
     markdown before the tags plugin's hook where it lists tags."""

@@ -187,9 +187,8 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
     global _JOB
     sources = Sources(root, analysis.records, history, site)
     editions = []
-    templates = templates_stamp(TEMPLATES)
     if rerender is not None:
-        rerender.begin()
+        rerender.begin(templates_stamp(TEMPLATES))
     for lang in languages or site_languages(site.data):
         t = edition(lang)
         shown = localised(analysis, t)  # the same analysis, with translated ladders and stack
@@ -199,7 +198,7 @@ def render_pages(analysis: Analysis, history: dict[str, list[Change]], *, root: 
                   "untranslated_ladders": shown.missing_ids("ladder")}
         todo = pages if rerender is None else [
             (i, relative, item) for i, relative, item in pages
-            if rerender.needed(out_dir / t.page(relative), PAGE_TYPES[i].template, item, shared, templates)]
+            if rerender.needed(out_dir / t.page(relative), PAGE_TYPES[i].template, item, shared)]
         editions.append(_Edition(lang, pages, shared, todo))
     _JOB = (editions, out_dir)
     total = sum(len(e.todo) for e in editions)

@@ -21,20 +21,28 @@ from tooling.analysis.incidents import IncidentView
 Stamp = tuple[int, int, int] | None
 
 
-def incident_inputs(view: IncidentView, shared: dict[str, Any]) -> str:
-    """Everything incident.md.j2 shows, as text: equal text, equal page."""
-    record, who = view.record, shared["a"].identities.get(view.id)
-    others = [other for other in (view.repeat_of, *view.repeats, *view.related) if other]
+def incident_inputs(view: IncidentView, shared: dict[str, Any], common: dict[str, str]) -> str:
+    """Everything incident.md.j2 shows, as text: equal text, equal page. ``common``: the part
+    every edition shares, by incident id, worked out once per render (``{}`` to start one)."""
+    record = view.record
+    known = common.get(view.id)
+    if known is None:
+        who = shared["a"].identities.get(view.id)
+        others = [other for other in (view.repeat_of, *view.repeats, *view.related) if other]
+        mode = who.mode if who is not None else None
+        known = repr((record.data, view.detected, view.started, view.resolved, view.repeat_of, view.repeats,
+                      view.related, view.postmortems, mode and (mode.id, mode.title),
+                      [shared["incident_ref"](o) for o in others],
+                      shared["source"](record), shared["changes"](record)))  # the history note's changes
+        common[view.id] = known
+    # the edition's own: a link to a file outside the site is worded in its language
     links = [shared["record_link"](link.get("title"), link.get("url"), record, "incidents")
              for link in record.data.get("links") or [] if isinstance(link, dict)]
-    mode = who.mode if who is not None else None
-    return repr((record.data, view.detected, view.started, view.resolved, view.repeat_of, view.repeats, view.related,
-                 view.postmortems, mode and (mode.id, mode.title), [shared["incident_ref"](o) for o in others], links,
-                 shared["source"](record), shared["changes"](record)))  # the history note's changes
+    return known + repr(links)
 
 
 # The page types rendered again only when their inputs change, by template.
-INPUTS: dict[str, Callable[[Any, dict[str, Any]], str]] = {"incident.md.j2": incident_inputs}
+INPUTS: dict[str, Callable[[Any, dict[str, Any], dict[str, str]], str]] = {"incident.md.j2": incident_inputs}
 
 
 def _stamp(path: Path) -> Stamp:
@@ -58,18 +66,20 @@ class Rerender:
         self.rendered: dict[Path, tuple[str, Stamp]] = {}
         self.pending: dict[Path, str] = {}
         self.skipped = 0  # pages the last render did not render again
+        self.templates = ""  # the templates as this render found them
+        self.common: dict[str, str] = {}  # this render's inputs shared by every edition (incident_inputs)
 
-    def begin(self) -> None:
-        """A render starts: nothing of a render that failed is kept."""
-        self.pending, self.skipped = {}, 0
+    def begin(self, templates: tuple[Any, ...]) -> None:
+        """A render starts (``templates``: templates_stamp): nothing of a render that failed is kept."""
+        self.pending, self.skipped, self.templates, self.common = {}, 0, repr(templates), {}
 
-    def needed(self, path: Path, template: str, item: Any, shared: dict[str, Any], templates: tuple[Any, ...]) -> bool:
+    def needed(self, path: Path, template: str, item: Any, shared: dict[str, Any]) -> bool:
         """Whether the page at ``path`` must be rendered; what it is rendered from is noted,
         and kept by :meth:`written` once the render's pages are on disk."""
         inputs = INPUTS.get(template)
         if inputs is None:
             return True
-        digest = repr(templates) + inputs(item, shared)
+        digest = self.templates + inputs(item, shared, self.common)
         self.pending[path] = digest
         last = self.rendered.get(path)
         needed = last is None or last[1] is None or last != (digest, _stamp(path))
@@ -79,4 +89,4 @@ class Rerender:
     def written(self) -> None:
         """The render's pages are on disk: what they were rendered from is kept."""
         self.rendered = {path: (digest, _stamp(path)) for path, digest in self.pending.items()}
-        self.pending = {}
+        self.pending, self.common = {}, {}

@@ -66,8 +66,7 @@ class Sources:
     def __init__(self, root: Path, records: list[Record], history: dict[str, list[Change]],
                  site: SiteConfig) -> None:
         config = site.data
-        self.root = Path(os.path.realpath(root))
-        self.roots = (Path(os.path.abspath(root)), self.root)  # records name it either way
+        self.roots = (os.path.abspath(root), os.path.realpath(root))  # records name it either way
         self.history = history  # records and labs (tooling.site.history), by absolute path
         self.edit_base = edit_base(config)
         docs_dir = str(config.get("docs_dir") or "docs")
@@ -94,7 +93,7 @@ class Sources:
         if isinstance(record, Record):
             origin, path = self._relative(record.path), record.path
         elif (origin := _lab_origin(relative)) is not None:
-            path = str(self.roots[0] / origin)  # the history's key: under the root as given, made absolute
+            path = os.path.join(self.roots[0], origin)  # the history's key: under the root as given, made absolute
         else:  # drawn from many records
             return with_front_matter(text, {"revision_date": self.newest})
         fields = {"revision_date": utc_minute(self._changed(path))}
@@ -103,11 +102,16 @@ class Sources:
         return with_front_matter(text, fields)
 
     def _relative(self, path: str) -> str:
-        """The path from the repository root; abspath first, since realpath stats every folder."""
-        for candidate in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
+        """The path from the repository root; abspath first, since realpath stats every folder
+        (strings, not pathlib: asked for every record at every render of `tooling serve`)."""
+        for resolve in (os.path.abspath, os.path.realpath):
+            candidate = resolve(path)
             for root in self.roots:
-                if candidate.is_relative_to(root):
-                    return candidate.relative_to(root).as_posix()
+                inside = root.rstrip(os.sep) + os.sep
+                if candidate == root:
+                    return "."
+                if candidate.startswith(inside):
+                    return candidate[len(inside):].replace(os.sep, "/")
         return Path(path).as_posix()
 
     def _edit_url(self, relative: str) -> str | None:
