@@ -43,7 +43,7 @@ from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor, Shard, distribute_tensor
 
 from tooling.resilience.determinism import rng_states, set_rng_states
-from tooling.resilience.distributed_checkpoint import DistributedCheckpointManager, ModelAndOptimizer
+from tooling.resilience.distributed_checkpoint import DistributedCheckpointManager, ModelAndOptimizer, StorageFull
 
 WIDTH = 32
 STAMPS = 32  # elements of the stamp tensor: divides evenly over 1, 2 and 4 ranks
@@ -214,7 +214,28 @@ def probe_async(rank: int, world: int, *, folder: str, log: str, steps: int = 3)
     manager.close()
 
 
-PROGRAMS = {"train": train, "resume_only": resume_only, "reshard": reshard, "probe_async": probe_async}
+def refuse(rank: int, world: int, *, folder: str, log: str, ballast: str, leave: int) -> None:
+    """Save step 1; rank 0 then fills the disk to leave ``leave`` bytes; save step 2 and note
+    what each rank got: ``refused RANK ERRNO MESSAGE`` or ``saved RANK``."""
+    model, optimizer = build(sharded=True)
+    state = stamped_state(model, optimizer, world)
+    manager = DistributedCheckpointManager(folder, keep=2)
+    manager.save(state, 1)
+    if rank == 0:
+        info = os.statvfs(folder)
+        with open(ballast, "wb") as handle:
+            handle.write(bytes(max(0, info.f_bavail * info.f_frsize - leave)))
+    dist.barrier()
+    try:
+        manager.save(state, 2)
+        note(log, f"saved {rank}")
+    except StorageFull as exc:
+        note(log, f"refused {rank} {exc.errno} {exc}")
+    manager.close()
+
+
+PROGRAMS = {"train": train, "resume_only": resume_only, "reshard": reshard, "probe_async": probe_async,
+            "refuse": refuse}
 
 
 def run_rank(program: str, rank: int, world: int, store: str, arguments: dict[str, Any]) -> None:

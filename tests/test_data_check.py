@@ -104,8 +104,9 @@ def test_a_loader_that_fails_or_gives_nothing_is_named(dataset: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "error"), [
-    ('{"version": 1, "files": [\n{"path": "a"', "data/bad.json:2:13: [data-manifest] not JSON: Expecting ',' "
-                                                "delimiter; expected a dataset manifest (tooling.resilience.data_check)"),
+    ('{"version": 1, "files": [\n{"path": "a"',
+     "data/bad.json:2:13: [data-manifest] not JSON: Expecting ',' delimiter; expected a dataset manifest "
+     "(tooling.resilience.data_check)"),
     ('{"files": []}', 'data/bad.json:1:1: [data-manifest] not a dataset manifest; expected {"version": 1, '
                       '"files": [...]}'),
     ('{"version": 1, "files": [{"path": "a", "bytes": 1, "sha265": "00"}]}',
@@ -176,7 +177,8 @@ def test_exactly_the_damaged_files_are_named_with_their_rule(tmp_path_factory: p
         else:
             path.unlink()
             path.mkdir()
-        rule = {"missing": "data-missing", "folder": "data-unreadable", "changed": "data-checksum"}.get(kind, "data-size")
+        rule = {"missing": "data-missing", "folder": "data-unreadable", "changed": "data-checksum"}.get(kind,
+                                                                                                     "data-size")
         expected.append((str(path), rule))
     report = check(folder / "manifest.json")
     assert [(p.path, p.rule) for p in report.problems] == expected

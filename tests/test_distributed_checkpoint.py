@@ -417,3 +417,20 @@ def test_a_full_disk_fails_the_save_cleanly_and_smaller_saves_still_fit(small_di
     manager.save({"w": torch.full((64 * 1024,), 3.0)}, 3)
     manager.close()
     assert [e["step"] for e in manifest(folder)] == [1, 3] and unverified(folder) == []
+
+
+@pytest.mark.slow  # a job of 4 processes
+def test_a_step_without_room_is_refused_on_every_rank_before_a_byte_lands(ranks: Ranks, tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "disk", "4m") as disk:
+        folder, log = disk / "ckpt", tmp_path / "refuse.log"
+        ranks.run("refuse", WORLD, folder=folder, log=log, ballast=disk / "ballast", leave=8 * 1024)
+        refused = [line.split(" ", 3)[1:] for line in log.read_text().splitlines()]
+        assert sorted(rank for rank, _, _ in refused) == [str(r) for r in range(WORLD)], refused
+        assert {(code, message.rsplit(" ", 1)[0]) for _, code, message in refused} == {(
+            "28", next(m for _, _, m in refused).rsplit(" ", 1)[0])}  # one message, errno ENOSPC, on every rank
+        message = refused[0][2].rsplit(" ", 1)[0]
+        assert message.startswith(f"{folder}: step 2 not saved, refused before writing a byte: no space left on "
+                                  f"device on the tmpfs file system at {disk}: "), message
+        assert "(the last step's files, " in message
+        assert sorted(p.name for p in folder.iterdir()) == [".lock", "manifest.dcp.json", "step-00000001"]
+        assert [e["step"] for e in manifest(folder)] == [1] and unverified(folder) == []

@@ -127,18 +127,35 @@ def test_a_save_without_inodes_is_refused_before_a_byte_lands(tmp_path: Path) ->
             f"{disk}: 1 inode free, the checkpoint needs 2 (its file and the manifest's new copy): 1 short")
 
 
-def test_the_sharded_manager_refuses_on_every_rank_before_a_byte_lands(disk: Path) -> None:
+@pytest.mark.parametrize("async_save", [False, True], ids=["sync", "async"])
+def test_the_sharded_manager_refuses_before_a_byte_lands(disk: Path, async_save: bool) -> None:
     folder = disk / "ckpt"
-    with DistributedCheckpointManager(folder, keep=2) as manager:
+    with DistributedCheckpointManager(folder, keep=2, async_save=async_save) as manager:
         manager.save({"w": torch.ones(64 * 1024)}, 1)  # 256 KiB
+        manager.wait()
         step = manager.entries[-1]
         size = sum(s.bytes for s in step.shards)
         _fill(disk, leave=200 * 1024)
-        before, free = _listing(folder), _free(disk)
+        before, free = _listing(folder)[1], _free(disk)
         with pytest.raises(StorageFull) as refused:
             manager.save({"w": torch.ones(64 * 1024)}, 2)
-        assert _listing(folder) == before and _free(disk) == free
+            manager.wait()  # async: the refusal comes from the background thread, as every async error
+        # DCP's planning made the step's temporary folder (no byte in it); the refusal removed it
+        assert _listing(folder)[1] == before and _free(disk) == free
     assert str(refused.value) == _space_message(folder, disk, 2, free, size, "the last step's files")
+    assert refused.value.errno == errno.ENOSPC
+
+
+def test_the_sharded_manager_counts_the_plans_writes_on_a_first_save(disk: Path) -> None:
+    folder = disk / "ckpt"
+    _fill(disk, leave=1024 * 1024)
+    with DistributedCheckpointManager(folder, keep=2) as manager:
+        manager.cleanup()  # takes the folder: its lock file holds a page
+        free = _free(disk)
+        with pytest.raises(StorageFull) as refused:  # 2 MiB of tensors in DCP's plan on a disk with 1 MiB free
+            manager.save({"w": torch.ones(512 * 1024)}, 1)
+    assert str(refused.value) == _space_message(folder, disk, 1, free, 2**21, "the step's planned writes")
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", "manifest.dcp.json"]
 
 
 def test_the_sharded_manager_counts_the_inodes_of_a_step(tmp_path: Path) -> None:
@@ -149,9 +166,9 @@ def test_the_sharded_manager_counts_the_inodes_of_a_step(tmp_path: Path) -> None
             _fill_inodes(disk, leave=3)
             with pytest.raises(StorageFull) as refused:
                 manager.save({"w": torch.ones(16)}, 2)
-        assert str(refused.value).endswith(  # .metadata, one shard, the folder, the manifest's new copy
-            f"out of inodes on the tmpfs file system at {disk}: 3 inodes free, the checkpoint needs 4 (the step's "
-            "folder and files and the manifest's new copy): 1 short")
+        assert str(refused.value).endswith(  # DCP's planning made the step's folder: 2 inodes left for 3 files
+            f"out of inodes on the tmpfs file system at {disk}: 2 inodes free, the checkpoint needs 3 (each rank's "
+            "file, its .metadata and the manifest's new copy): 1 short")
 
 
 def test_the_mount_point_and_type_are_read_from_the_mount_table(disk: Path) -> None:

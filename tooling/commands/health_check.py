@@ -97,7 +97,8 @@ def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) 
 
 def _keep(text: str) -> int:
     if not text.isdigit() or int(text) < 2:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 2 (the newest may be torn) but received: {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 2 (the newest may be torn) but received: "
+                                         f"{text!r}")
     return int(text)
 
 

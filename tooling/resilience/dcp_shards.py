@@ -9,7 +9,9 @@ The commit protocol that puts these together is in
 from __future__ import annotations
 
 import io
+import math
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +19,13 @@ from typing import Any
 import torch
 import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.api import CheckpointException
+from torch.distributed.checkpoint.planner import SavePlan
 from torch.distributed.checkpoint.staging import AsyncStager
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.checkpoint.stateful import Stateful
 
 from tooling.fs.atomic import fsync_path
+from tooling.resilience.capacity import Shortfall, refused
 from tooling.resilience.dcp_manifest import METADATA, StepEntry
 from tooling.resilience.manifest import Entry
 from tooling.resilience.ranks import any_rank, from_rank_zero
@@ -40,12 +44,30 @@ class Resumed:
     saved_by: int  # the number of ranks that saved the step
 
 
-class ShardWriter(dcp.FileSystemWriter):
-    """DCP's writer, remembering the files this rank wrote: the ones it must fsync and checksum."""
+# rank 0's room check for the step, from DCP's global plan: (planned bytes, ranks) -> what the file system lacks
+RoomCheck = Callable[[int, int], Shortfall | None]
 
-    def __init__(self, path: Path) -> None:
+
+class ShardWriter(dcp.FileSystemWriter):
+    """DCP's writer, remembering the files this rank wrote: the ones it must fsync and checksum.
+
+    On rank 0 (DCP's coordinator) it also checks room for the step once every rank has planned
+    and before any rank writes (``room``, :mod:`~tooling.resilience.capacity`): DCP's global plan
+    holds every rank's writes, replicated ones counted once, Stateful objects included, and the
+    check needs no collective of its own (an async save's stays in its background thread). A
+    refusal is kept in ``refused`` and raised, and DCP fails the save on every rank."""
+
+    def __init__(self, path: Path, room: RoomCheck | None = None) -> None:
         super().__init__(path, sync_files=False)  # our fsync, overlapped with the CRC-32, replaces DCP's
         self.files: list[str] = []
+        self.room = room
+        self.refused: Shortfall | None = None
+
+    def prepare_global_plan(self, plans: list[SavePlan]) -> list[SavePlan]:
+        if self.room is not None and (found := self.room(planned_bytes(plans), len(plans))) is not None:
+            self.refused = found
+            raise refused(found)
+        return super().prepare_global_plan(plans)
 
     def write_data(self, plan: Any, planner: Any) -> Any:
         written = super().write_data(plan, planner)
@@ -81,6 +103,17 @@ class ModelAndOptimizer(Stateful):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         set_state_dict(self.model, self.optimizer, model_state_dict=state_dict["model"],
                        optim_state_dict=state_dict["optimizer"])
+
+
+def planned_bytes(plans: list[SavePlan]) -> int:
+    """The tensor bytes DCP's plans will write, each chunk once (a pickled object's size is not
+    in the plan: DCP's own planner leaves it out until it serialises it)."""
+    total = 0
+    for item in (item for plan in plans for item in plan.items):
+        if item.tensor_data is not None:
+            numel = math.prod(item.tensor_data.chunk.sizes)
+            total += numel * torch._utils._element_size(item.tensor_data.properties.dtype)
+    return total
 
 
 def with_rank_state(state: dict[str, Any], rank: int, rank_state: Any) -> dict[str, Any]:

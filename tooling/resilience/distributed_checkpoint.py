@@ -34,9 +34,12 @@ Resume (:meth:`DistributedCheckpointManager.load_latest`): the newest step that 
 verifies, all ranks falling back together, resharded on load; a rank's own ``rank_state`` comes
 back to the rank of the same number (:mod:`~tooling.resilience.dcp_resume`).
 
-Room (:mod:`~tooling.resilience.capacity`): before DCP plans the save, rank 0 asks the folder's
-file system for the newest step's bytes and files once more; when it lacks either, every rank
-raises StorageFull and nothing is written.
+Room (:mod:`~tooling.resilience.capacity`): once DCP has planned the save, and before any rank
+writes, rank 0 (DCP's coordinator) asks the folder's file system for room for the step (the newest
+step's bytes, or the plan's where larger) and its files' inodes; when it lacks either, DCP fails
+the save on every rank, the empty temporary folder DCP made is removed, and every rank raises
+StorageFull. No collective of its own: an async save checks in its background thread, and the
+refusal surfaces at the next ``save``, ``wait`` or ``load_latest``.
 
 Async (``async_save=True``): ``save`` blocks only for the copy of the state into staging buffers
 (:func:`~tooling.resilience.saving.snapshot`, reused from save to save) and returns; DCP's
@@ -63,17 +66,17 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
 from tooling.fs.atomic import fsync_path
-from tooling.resilience.capacity import Shortfall, StorageFull, refused, shortfall
+from tooling.resilience.capacity import Shortfall, StorageFull, shortfall
 from tooling.resilience.dcp_manifest import (MANIFEST, StepEntry, check_folder, is_temporary, read_steps,
                                              rebuild_steps, retired_folder, shard_intact, step_folder,
                                              temporary_folder, write_steps)
 from tooling.resilience.dcp_resume import committed_steps, load_newest
-from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, ShardWriter, Stager, durable, failure,
-                                           with_rank_state)
+from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, RoomCheck, ShardWriter, Stager, durable,
+                                           failure, with_rank_state)
 from tooling.resilience.folder import hold_folder, retire, unlink_all
 from tooling.resilience.manifest import Entry, set_aside_manifest
 from tooling.resilience.ranks import from_rank_zero, gather_at_rank_zero, rank_and_world
-from tooling.resilience.saving import CheckpointSaveError, free_space, mib, tensor_bytes
+from tooling.resilience.saving import CheckpointSaveError, free_space, mib
 
 __all__ = ["CheckpointSaveError", "DistributedCheckpointManager", "ModelAndOptimizer", "Resumed", "StorageFull"]
 
@@ -149,17 +152,17 @@ class DistributedCheckpointManager:
         """Save ``state`` (tensors, DTensors, nested dicts, DCP ``Stateful`` objects such as
         :class:`ModelAndOptimizer`) as ``step``, with this rank's ``rank_state`` (any picklable
         object, pickled now). Raises StorageFull (a CheckpointSaveError) on every rank, before a
-        byte is written, when the folder's file system lacks the space or inodes for the step;
+        byte is written, when the folder's file system lacks the space or inodes for the step
+        (async: at the next save, wait or load_latest);
         CheckpointSaveError on every rank when the step could not be committed, ValueError when
         another job holds the folder. Async: see the module."""
         if not isinstance(step, int) or isinstance(step, bool) or step < 0:
             raise ValueError(f"step must be a non-negative int, got {step!r}")
         self.cleanup()  # waits for the previous async save first
-        self._ensure_room(state, step)
         rank = rank_and_world()[0]
         shards = with_rank_state(state, rank, rank_state)
         # no leftover to remove first: cleanup() removed the killed saves', a failed save its own
-        writer = ShardWriter(self.directory / temporary_folder(step))
+        writer = ShardWriter(self.directory / temporary_folder(step), self._room(step) if rank == 0 else None)
         if not self.async_save:
             self._commit(writer, step, None, failure(lambda: dcp.save(shards, storage_writer=writer), rank))
             return
@@ -171,26 +174,18 @@ class DistributedCheckpointManager:
                                         name="checkpoint-commit")  # not a daemon: an exit waits for it
         self._thread.start()
 
-    def _ensure_room(self, state: dict[str, Any], step: int) -> None:
-        """Rank 0 asks the shared file system for room for one more step
-        (:mod:`~tooling.resilience.capacity`); every rank raises StorageFull when it lacks it,
-        before a byte is written. The estimate: the newest step's files, else rank 0's own
-        plain tensors (on a first save of state sharded over N ranks about 1/N of it, and a
-        Stateful such as ModelAndOptimizer counts from the second save on: a lower bound)."""
-        found: Shortfall | None = None
-        rank, world = rank_and_world()
-        if rank == 0:
-            last = self._entries[-1] if self._entries else None
-            size, tensors = (sum(s.bytes for s in last.shards) if last else 0), tensor_bytes(state)
-            estimate, basis = (size, "the last step's files") if size >= tensors else (tensors, "rank 0's tensors")
-            files = (len(last.shards) if last else world + 1) + 2
-            found = shortfall(self.directory, step, estimate=estimate, basis=basis, files=files,
-                              what="the step's folder and files and the manifest's new copy")
-            if found is not None:
-                refused(found)  # logged once, by rank 0
-        found = from_rank_zero(found)
-        if found is not None:
-            raise StorageFull(found)
+    def _room(self, step: int) -> RoomCheck:
+        """Rank 0's check, from DCP's global plan, that the shared file system has room for the
+        step: the larger of the newest step's files and the bytes planned now, and an inode for
+        each rank's file, DCP's .metadata and the manifest's new copy."""
+        last = sum(s.bytes for s in self._entries[-1].shards) if self._entries else 0
+
+        def check(planned: int, ranks: int) -> Shortfall | None:
+            estimate, basis = ((last, "the last step's files") if last >= planned
+                               else (planned, "the step's planned writes"))
+            return shortfall(self.directory, step, estimate=estimate, basis=basis, files=ranks + 2,
+                             what="each rank's file, its .metadata and the manifest's new copy")
+        return check
 
     def _commit_in_background(self, written: Future, writer: ShardWriter, step: int) -> None:
         try:
@@ -203,14 +198,20 @@ class DistributedCheckpointManager:
         rank = rank_and_world(group)[0]
         report = durable(writer, step, rank) if failed is None else failed
         reports = gather_at_rank_zero(report, group)  # the barrier: every rank's files are durable
-        outcome = self._publish(step, reports) if reports is not None else None
+        outcome = self._publish(step, reports, writer.refused) if reports is not None else None
         outcome = from_rank_zero(outcome, group)
+        if isinstance(outcome, Shortfall):
+            raise StorageFull(outcome)
         if outcome is not None:
             raise CheckpointSaveError(outcome)
 
-    def _publish(self, step: int, reports: list[list[Entry] | str]) -> str | None:
+    def _publish(self, step: int, reports: list[list[Entry] | str],
+                 room: Shortfall | None) -> str | Shortfall | None:
         """Rank 0: commit the step if every rank's files are durable; else say why not."""
         temporary, final = self.directory / temporary_folder(step), self.directory / step_folder(step)
+        if room is not None:  # refused in DCP's plan, before any rank wrote: only DCP's empty folder to remove
+            unlink_all([temporary])
+            return room
         failed = [report for report in reports if isinstance(report, str)]
         if failed:  # DCP reports one rank's failure on every rank: say it once, with the free space
             free = free_space(self.directory)  # torch's writer says "unexpected pos", not "disk full"

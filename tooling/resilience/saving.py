@@ -46,11 +46,14 @@ def snapshot(state: Any, reuse: Any = None) -> Any:
 
 
 def tensor_bytes(state: Any) -> int:
-    """Bytes of the distinct tensor storages in ``state``: about what torch.save writes."""
+    """Bytes of the distinct tensor storages in ``state``: about what torch.save writes. A
+    DTensor counts its local shard (this rank's part)."""
     storages: dict[tuple[str, int], int] = {}
     stack = [state]
     while stack:
         value = stack.pop()
+        if isinstance(value, torch.Tensor) and callable(getattr(value, "to_local", None)):
+            value = value.to_local()  # a DTensor: its wrapper has no storage of its own on several ranks
         if isinstance(value, torch.Tensor) and value.layout is torch.strided:
             storage = value.untyped_storage()
             storages[(str(storage.device), storage.data_ptr())] = storage.nbytes()
