@@ -7,6 +7,8 @@ Megatron's ``iteration 7010/159576 | elapsed time per iteration (ms): 1523.4 | l
 6.403921E+00 | loss scale: 65536.0 | grad norm: 1.234 |``, fairseq's ``loss=3.2, gnorm=1.2,
 loss_scale=128, wps=12345``, nanoGPT's ``loss 2.3456, time 123.45ms, mfu 12.34%``. A validation
 line (``lm loss value: 2.3``) names no training loss. Each quantity is its first reading in the line.
+Which lines are read is the progress pattern's to say: a nanoGPT line (``iter 100: loss 2.3``) or a
+Hugging Face dict (``{'loss': 2.3}``) is not one of them yet.
 
 Lines that change the fp16 loss scale (DeepSpeed's ``Attempted loss scale: 4, reducing to 2``,
 apex's ``reducing loss scale to 0.5``, fairseq's ``setting loss scale to: 64.0``) and progress
