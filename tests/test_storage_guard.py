@@ -338,3 +338,24 @@ def test_the_health_check_prunes_checkpoint_folders_no_job_writes(repo: Path, tm
     writer.close()
     bad = tooling("health-check", "--prune-keep", "1", cwd=repo)
     assert bad.returncode == 2 and "--prune-keep: expected a whole number >= 2" in bad.stderr
+
+
+@pytest.mark.slow  # ~1 s: the script starts the real executable
+def test_the_installed_health_check_prunes_when_its_settings_say(tmp_path: Path) -> None:
+    """scripts/slurm/health-check, as slurmd runs it, with TOOLING_HEALTH_PRUNE_KEEP in its settings."""
+    cluster = tmp_path / "cluster"
+    folder = stand_ins(cluster)
+    (tmp_path / "shm").mkdir()
+    ckpts = tmp_path / "ckpts"
+    _fake_checkpoints(ckpts, [1, 2, 3, 4], torn=set())
+    hook = tmp_path / "hooks" / "health-check"
+    hook.parent.mkdir()
+    hook.symlink_to(PROJECT / "scripts" / "slurm" / "health-check")  # its settings: beside the name it was run by
+    (hook.parent / "tooling-health.conf").write_text(
+        f"TOOLING_HEALTH_PATHS={ckpts}\nTOOLING_HEALTH_PRUNE_KEEP=2\nTOOLING_HEALTH_STAND_INS={folder.parent}\n"
+        f"TOOLING_HEALTH_STATE={tmp_path / 'state'}\nTOOLING_HEALTH_SHM={tmp_path / 'shm'}\n"
+        f"TOOLING_HEALTH_LOG={tmp_path / 'check.log'}\n")
+    done = subprocess.run([str(hook)], env={**os.environ, "SLURMD_NODENAME": "n2"}, timeout=120)
+    assert done.returncode == 0, (tmp_path / "check.log").read_text()
+    assert f"pruned {ckpts}: steps 1, 2 (" in (tmp_path / "check.log").read_text()
+    assert [e.step for e in read_manifest(ckpts) or []] == [3, 4]
