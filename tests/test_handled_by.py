@@ -3,12 +3,15 @@ catalogue; filed from log lines an automation signs (`[handled_by: ID]`, as the 
 does) when every line of the failure carries the same one, and checked by `tooling validate`."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
+import torch
 
 from support import snapshot, tooling
 from tooling.records.load import load_file
+from tooling.resilience.nan_guard import NaNGuard
 
 NOW = "2026-11-29T12:00:00+00:00"
 ROLLBACK = ("loss-spike guard: step 610: loss spike detected for 11 steps (patience 10): loss 7.822, 39.6 deviations "
@@ -46,6 +49,17 @@ def test_watch_files_the_automation_every_line_of_the_failure_names(repo: Path, 
     assert (data["failure_mode"], data.get("handled_by")) == (mode, automation)
     validated = tooling("validate", cwd=repo)  # (warned: the small corpus has no ladder for a divergence)
     assert validated.returncode == 0 and "handled_by" not in validated.stdout, validated.stdout
+
+
+@pytest.mark.parametrize("policy, handled", [("skip", "nan-guard"), ("rollback", "nan-guard"), ("halt", None)])
+def test_the_nan_guards_own_line_is_filed_as_a_nan_handled_by_it_unless_it_halts(
+        repo: Path, tmp_path: Path, policy: str, handled: str | None) -> None:
+    guard = NaNGuard(policy=policy, max_bad_steps=1)
+    verdict = guard.check(412, torch.tensor(math.nan), grad_norm=math.nan)
+    line = guard.message(verdict)
+    assert line is not None and guard.message(guard.check(413, torch.tensor(1.0), grad_norm=0.5)) is None
+    data = watched(repo, tmp_path, "step 411 | loss 0.91", f"2026-11-29T11:59:00+0000 WARNING train: {line}")
+    assert (data["failure_mode"], data.get("handled_by")) == ("training.nan", handled)
 
 
 def test_an_automation_the_catalogue_does_not_have_is_an_error(repo: Path) -> None:

@@ -53,6 +53,22 @@ def test_nan_guard_policies(tmp_path: Path, policy: str, verdicts: list[Verdict]
     assert log[1]["loss"] == "nan" and log[2]["grad_norm"] == "inf"
 
 
+def test_nan_guard_judges_the_jobs_gradient_norm_as_it_judges_the_parameters() -> None:
+    # a sharded or all-reduced loop has the norm of the whole job, not whole parameters on a rank
+    by_parameters, by_norm = NaNGuard(policy="halt", max_bad_steps=3), NaNGuard(policy="halt", max_bad_steps=3)
+    losses, grads = [1.0, math.nan, 2.0, 3.0, 1.0], [0.1, 0.1, math.inf, math.nan, 0.1]
+    for step, (loss, g) in enumerate(zip(losses, grads)):
+        model = _model_with_grad(g)
+        norm = torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()]))
+        assert by_parameters.check(step, torch.tensor(loss), model.parameters()) == \
+            by_norm.check(step, torch.tensor(loss), grad_norm=norm)
+        assert str(by_parameters.last) == str(by_norm.last)  # NaN == NaN as text
+    with pytest.raises(ValueError, match="either the parameters or their gradient norm"):
+        by_norm.check(5, torch.tensor(1.0))
+    with pytest.raises(ValueError, match="either the parameters or their gradient norm"):
+        by_norm.check(5, torch.tensor(1.0), _model_with_grad(0.1).parameters(), grad_norm=0.1)
+
+
 def test_nan_guard_sinks_get_every_step_and_tensorboard_keeps_the_nan(tmp_path: Path) -> None:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

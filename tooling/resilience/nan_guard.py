@@ -6,6 +6,12 @@ says what to do: step, skip the step, roll back to the last good checkpoint with
 learning rate (``rollback``), or skip until ``max_bad_steps`` bad steps in a row and then halt
 (``halt``). The guard decides; the training loop acts (see labs/03-nan-guard/train.py).
 
+A loop whose gradients are sharded or all-reduced (FSDP, DDP, several nodes) passes the norm it
+has for the whole job (``check(step, loss, grad_norm=norm)``) instead of its parameters, so every
+rank gets the same verdict. :meth:`NaNGuard.message` is the training log's line for a verdict,
+worded so that ``tooling watch`` files it as the catalogue's training.nan and signed ``handled_by``
+the automation :data:`AUTOMATION`, unless the guard halts: then a person is needed.
+
 Each step's record also goes to every sink passed in ``sinks``: :class:`TensorBoardSink` writes
 TensorBoard event files (offline by nature: ``tensorboard --logdir DIR`` reads them later), and
 any callable taking the record works too, e.g. for wandb in offline mode
@@ -21,6 +27,9 @@ from typing import Any, Iterable, Sequence
 import torch
 
 from tooling.resilience.step_log import Sink, StepLog
+
+# the id in tooling/catalogue/automations.yaml (this package reads nothing of the catalogue)
+AUTOMATION = "nan-guard"
 
 
 class Policy(enum.Enum):
@@ -75,6 +84,9 @@ class TensorBoardSink:
         self._writer.close()
 
 
+_norm = grad_norm  # check()'s keyword of the same name hides the function there
+
+
 class NaNGuard:
     def __init__(self, *, policy: Policy | str = Policy.SKIP, max_bad_steps: int = 3,
                  lr_factor: float = 0.5, log_path: str | Path | None = None,
@@ -90,8 +102,12 @@ class NaNGuard:
         self._log = StepLog(log_path, sinks)
         self.last: dict[str, Any] | None = None  # the last step's record: its numbers for a loss-spike guard
 
-    def check(self, step: int, loss: torch.Tensor, parameters: Iterable[torch.nn.Parameter]) -> Verdict:
-        norm = grad_norm(parameters)
+    def check(self, step: int, loss: torch.Tensor, parameters: Iterable[torch.nn.Parameter] | None = None, *,
+              grad_norm: torch.Tensor | float | None = None) -> Verdict:
+        """The verdict on one step, from ``parameters``' gradients or the job's ``grad_norm``."""
+        if (parameters is None) == (grad_norm is None):
+            raise ValueError("NaNGuard.check takes either the parameters or their gradient norm, not both or neither")
+        norm = _norm(parameters) if parameters is not None else torch.as_tensor(grad_norm, dtype=torch.float32)
         # one host sync for both numbers: the price of a guard that looks every step
         loss_value, norm_value = torch.stack([loss.detach().float().reshape(()), norm.float()]).tolist()
         finite = math.isfinite(loss_value) and math.isfinite(norm_value)
@@ -107,6 +123,16 @@ class NaNGuard:
         if self.policy is Policy.HALT and self.bad_in_a_row >= self.max_bad_steps:
             return Verdict.HALT
         return Verdict.SKIP
+
+    def message(self, verdict: Verdict) -> str | None:
+        """The training log's line for ``verdict`` on the last step checked; None for a healthy step."""
+        if verdict is Verdict.STEP or self.last is None:
+            return None
+        done = {Verdict.SKIP: "step skipped", Verdict.ROLLBACK: "rolling back to the last good checkpoint",
+                Verdict.HALT: f"{self.bad_in_a_row} bad steps in a row: halting, a person is needed"}[verdict]
+        line = (f"NaN guard: step {self.last['step']}: non-finite loss ({self.last['loss']}) or gradient norm "
+                f"({self.last['grad_norm']}); {done}")
+        return line if verdict is Verdict.HALT else f"{line} [handled_by: {AUTOMATION}]"
 
     def lower_lr(self, optimizer: torch.optim.Optimizer) -> float:
         """Scale every parameter group's learning rate by ``lr_factor``; return the first."""
