@@ -32,7 +32,7 @@ from tooling.logs.chunks import Chunks
 from tooling.logs.context import When, leading_time
 from tooling.logs.numbers import non_finite, numbers, scale_change
 from tooling.logs.series import Series
-from tooling.logs.spikes import Finding, Point
+from tooling.logs.spikes import SeriesFinding, Point
 
 CAPACITY = 2000  # progress lines read at once before sampling starts
 RATE = 1 << 20  # bytes of log per progress line read after that
@@ -106,10 +106,10 @@ class Numeric:
         self.sampled = chunks.offset + usable
 
     def before(self, chunks: Chunks, start: int, line: int, now: datetime,
-               zoned: Callable[[When, int], When]) -> list[Finding]:
+               zoned: Callable[[When, int], When]) -> list[SeriesFinding]:
         """What the samples before ``start`` of the buffer (whose first line is number ``line``)
         show: fed to the series, in order."""
-        found: list[Finding] = []
+        found: list[SeriesFinding] = []
         while self.waiting and self.waiting[0].at < chunks.offset + start:
             sample = self.waiting.popleft()
             text, number = sample.text, self.line_at(chunks, sample.at - chunks.offset, line)
@@ -128,12 +128,12 @@ class Numeric:
         self.cursor = (chunks.offset + start, number)
         return number
 
-    def scale_changed(self, line: int, text: str, when: When | None) -> list[Finding]:
+    def scale_changed(self, line: int, text: str, when: When | None) -> list[SeriesFinding]:
         """A line the scan read (flagged: :data:`tooling.logs.numbers.FLAGS`) that may reduce the loss scale."""
         change = scale_change(text)
         return self.series.scale_changed(Point(line, text, when), *change) if change else []
 
-    def finish(self) -> list[Finding]:
+    def finish(self) -> list[SeriesFinding]:
         return self.series.finish()
 
 
@@ -145,7 +145,7 @@ def non_finite_value(text: str) -> Recognition | None:
     return Recognition(catalogue().get("training.nan"), via=f"{reading.key} {reading.raw}")
 
 
-def recognition(finding: Finding) -> Recognition:
+def recognition(finding: SeriesFinding) -> Recognition:
     mode = catalogue().get(finding.mode)
     assert mode is not None, f"the catalogue has {finding.mode}"
     return Recognition(mode, via=finding.via)

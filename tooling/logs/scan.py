@@ -27,7 +27,7 @@ from tooling.logs.context import Context, When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
 from tooling.logs.numbers import FLAGS
 from tooling.logs.sampling import Numeric, non_finite_value, recognition as found_as
-from tooling.logs.spikes import HANG, Finding
+from tooling.logs.spikes import HANG, SeriesFinding
 from tooling.logs.timeline import Timeline
 from tooling.logs.unknown import TAIL, UNCLASSIFIED, Episodes, Fate
 from tooling.records.characters import first_bad
@@ -311,7 +311,7 @@ class Scanner:
         """Feed the series the queued progress lines before ``start`` of the buffer, in log order."""
         self._found(self.numeric.before(self.chunks, start, self.line, self.now, self.timeline.zoned))
 
-    def _found(self, findings: list[Finding]) -> None:
+    def _found(self, findings: list[SeriesFinding]) -> None:
         """What only the numbers show, drafted as any failure, its numbers as evidence."""
         for found in findings:
             if found.mode == HANG and self.failed > found.at.line:

@@ -3,7 +3,7 @@
 A line says "loss 7.9"; only the lines before it say that 7.9 is a spike. :class:`Series` is fed
 the numbers of a log's progress lines in log order (:mod:`tooling.logs.numbers`; which lines,
 :mod:`tooling.logs.sampling`) and the lines that change the fp16 loss scale, and returns a
-:class:`Finding` when the series shows
+:class:`SeriesFinding` when the series shows
 
 - a loss or gradient-norm spike (:mod:`tooling.logs.spikes`): far above the robust baseline of
   the steps before it (a running median and MAD, the loss-spike guard's), and whether it came back
@@ -17,7 +17,7 @@ baseline and the ratio. Memory is bounded: a window of values per series, a few 
 from __future__ import annotations
 
 from tooling.logs.numbers import Numbers
-from tooling.logs.spikes import Finding, Point, Spike
+from tooling.logs.spikes import SeriesFinding, Point, Spike
 from tooling.logs.trends import Flat, Gap, ScaleFloor, Slowdown
 
 
@@ -36,8 +36,8 @@ class Series:
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
         self.flat, self.slow = Flat(), Slowdown()
 
-    def observe(self, point: Point, numbers: Numbers) -> list[Finding]:
-        found: list[Finding | None] = [self.gap.observe(point)]
+    def observe(self, point: Point, numbers: Numbers) -> list[SeriesFinding]:
+        found: list[SeriesFinding | None] = [self.gap.observe(point)]
         if numbers.step is not None:
             if self.step is not None and numbers.step < self.step:
                 found += [self.loss.finish(), self._norm(self.norm.finish())]  # what the run before showed
@@ -53,17 +53,17 @@ class Series:
             found.append(self.slow.observe(point, numbers.speed, numbers.step_time))
         return [finding for finding in found if finding is not None]
 
-    def scale_changed(self, point: Point, before: float | None, after: float) -> list[Finding]:
+    def scale_changed(self, point: Point, before: float | None, after: float) -> list[SeriesFinding]:
         """A line that reduced the fp16 loss scale from ``before`` to ``after``."""
         found = self.scale.observe(point, before, after)
         return [found] if found else []
 
-    def finish(self) -> list[Finding]:
+    def finish(self) -> list[SeriesFinding]:
         """The log ends (tooling scan; a watched log goes on)."""
         found = [self.loss.finish(), self._norm(self.norm.finish())]
         return [finding for finding in found if finding is not None]
 
-    def _norm(self, finding: Finding | None) -> Finding | None:
+    def _norm(self, finding: SeriesFinding | None) -> SeriesFinding | None:
         """A gradient-norm spike the loss spiked with is the loss's spike, drafted once."""
         loss, norm = self.loss.last_span, self.norm.last_span
         if finding is None or self.loss.open is not None:

@@ -1,6 +1,6 @@
 """Spikes of the loss or the gradient norm, and what every finding of a log's numbers is made of.
 
-A progress line (:class:`Point`) and a :class:`Finding` (its mode, the numbers in brief, where it
+A progress line (:class:`Point`) and a :class:`SeriesFinding` (its mode, the numbers in brief, where it
 starts, its evidence). :class:`Spike` watches one quantity: a value far above the robust baseline
 of the progress lines before it (a running median and MAD, the loss-spike guard's
 :class:`~tooling.resilience.baseline.RobustBaseline`, which only healthy values join) starts a
@@ -41,7 +41,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Finding:
+class SeriesFinding:
     mode: str  # the catalogue's failure mode
     via: str  # the numbers in brief, for a title: "loss 2.31 to 7.9"
     at: Point  # where it started
@@ -94,7 +94,7 @@ class Spike:
         self.open: _Episode | None = None
         self.last_span: tuple[int, int] | None = None  # lines of the latest episode
 
-    def observe(self, point: Point, reading: Reading) -> Finding | None:
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
         value = reading.value
         if not math.isfinite(value):
             return None  # a NaN is drafted by its line (training.nan), not as a spike
@@ -127,7 +127,7 @@ class Spike:
     def _high(self, value: float, median: float) -> bool:
         return value >= self.ratio * median if median > 0 else value > median
 
-    def finish(self) -> Finding | None:
+    def finish(self) -> SeriesFinding | None:
         """The log ends: a spike still up after MIN_OPEN progress lines did not come back."""
         episode, self.open = self.open, None
         if episode is None or episode.decided or episode.lines < MIN_OPEN:
@@ -140,7 +140,7 @@ class Spike:
             return point.step - episode.start.step > PATIENCE_STEPS
         return episode.lines > PATIENCE_LINES
 
-    def _finding(self, mode: str, episode: _Episode, end: Point, value: float, *, ended: bool = False) -> Finding:
+    def _finding(self, mode: str, episode: _Episode, end: Point, value: float, *, ended: bool = False) -> SeriesFinding:
         median, peak = episode.median, episode.peak_value
         ratio = f"{peak / median:.1f}x the median" if median > 0 else "above the median"
         rise = (f"{self.name} rose from its median {g(median)} (robust deviation {g(episode.spread)}, over the "
@@ -157,4 +157,4 @@ class Spike:
             fate = (f"not recovered: still {g(value)} at {end.place()}, {span} after it started at "
                     f"{episode.start.place()} (patience {patience})")
         lines = quoted(("start", episode.start), ("peak", episode.peak), ("end" if mode == RECOVERED else "latest", end))
-        return Finding(mode, f"{self.name} {g(median)} to {g(peak)}", episode.start, (rise, fate, *lines))
+        return SeriesFinding(mode, f"{self.name} {g(median)} to {g(peak)}", episode.start, (rise, fate, *lines))

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from tooling.logs.context import When
 from tooling.logs.numbers import Reading, significant_digits
-from tooling.logs.spikes import HANG, MIN_HISTORY, WINDOW, Finding, Point, g, quoted, steps_between
+from tooling.logs.spikes import HANG, MIN_HISTORY, WINDOW, SeriesFinding, Point, g, quoted, steps_between
 from tooling.records.runs import STALL_AFTER_MINUTES, stalled
 from tooling.resilience.baseline import RobustBaseline
 
@@ -49,7 +49,7 @@ class Slowdown:
         self.reading: Reading | None = None
         self.open: _Drop | None = None
 
-    def observe(self, point: Point, speed: Reading | None, time: Reading | None) -> Finding | None:
+    def observe(self, point: Point, speed: Reading | None, time: Reading | None) -> SeriesFinding | None:
         kind = self.kind or ("speed" if speed is not None else "time")
         reading = speed if kind == "speed" else time
         if reading is None or not math.isfinite(reading.value) or reading.value <= 0:
@@ -84,7 +84,7 @@ class Slowdown:
         milli = reading.unit.lower() == "ms" or "(ms)" in reading.key.lower()
         return f"{g((1000 if milli else 1) / value)}{reading.unit}"
 
-    def _finding(self, drop: _Drop, end: Point, value: float) -> Finding:
+    def _finding(self, drop: _Drop, end: Point, value: float) -> SeriesFinding:
         reading = self.reading
         assert reading is not None
         speed = self.kind == "speed"
@@ -96,7 +96,7 @@ class Slowdown:
                 f"row from {drop.start.place()}; {'lowest' if speed else 'slowest'} {self._show(drop.worst_value)} at "
                 f"{drop.worst.place()} ({ratio(drop.worst_value):.2f}x)")
         lines = quoted(("start", drop.start), ("worst", drop.worst), ("latest", end))
-        return Finding("training.throughput-drop", f"{reading.key} {ratio(drop.worst_value):.2f}x its median",
+        return SeriesFinding("training.throughput-drop", f"{reading.key} {ratio(drop.worst_value):.2f}x its median",
                        drop.start, (text, *lines))
 
 
@@ -112,7 +112,7 @@ class Flat:
         self.lines = 0
         self.fired = False
 
-    def observe(self, point: Point, reading: Reading) -> Finding | None:
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
         value, start = reading.value, self.start
         steady = (start is not None and value == self.value and significant_digits(reading.raw) >= FLAT_DIGITS
                   and (start.step is None or point.step is None or point.step > start.step))
@@ -126,7 +126,7 @@ class Flat:
         self.fired = True
         text = (f"{reading.key} stayed at {reading.raw}, to its last digit, over {self.lines} progress lines, "
                 f"{steps_between(start, point)} from {start.place()} to {point.place()}: not even its noise moved")
-        return Finding("training.plateau", f"{reading.key} {reading.raw} for {steps_between(start, point)}", start,
+        return SeriesFinding("training.plateau", f"{reading.key} {reading.raw} for {steps_between(start, point)}", start,
                        (text, *quoted(("first", start), ("latest", point))))
 
 
@@ -147,7 +147,7 @@ class Gap:
         self.clock: tuple[object, ...] | None = None  # of the line before
         self.intervals = RobustBaseline(GAP_WINDOW)
 
-    def observe(self, point: Point) -> Finding | None:
+    def observe(self, point: Point) -> SeriesFinding | None:
         when, before = point.when, self.before
         if when is None or when.at is None:
             return None
@@ -167,13 +167,13 @@ class Gap:
         self.intervals.add(seconds)
         return None
 
-    def _finding(self, before: Point, after: Point, gap: timedelta, usual: float) -> Finding:
+    def _finding(self, before: Point, after: Point, gap: timedelta, usual: float) -> SeriesFinding:
         minutes = gap.total_seconds() / 60
         text = (f"no progress line for {minutes:.0f} minutes between {before.place()} and {after.place()}; they "
                 f"came every {g(usual)} s before (the median of the last {len(self.intervals)} intervals): "
                 f"{gap.total_seconds() / usual:,.0f}x the usual interval, past the stall rule's "
                 f"{STALL_AFTER_MINUTES} minutes")
-        return Finding(HANG, f"no progress for {minutes:.0f} minutes", before,
+        return SeriesFinding(HANG, f"no progress for {minutes:.0f} minutes", before,
                        (text, *quoted(("before", before), ("after", after))))
 
 
@@ -188,7 +188,7 @@ class ScaleFloor:
         self.reductions = 0
         self.fired = False
 
-    def observe(self, point: Point, before: float | None, after: float) -> Finding | None:
+    def observe(self, point: Point, before: float | None, after: float) -> SeriesFinding | None:
         for value in (before, after):
             if value is not None and value > self.peak_value:
                 self.peak, self.peak_value, self.reductions = point, value, 0
@@ -207,5 +207,5 @@ class ScaleFloor:
                 f"{halvings:.0f} times, {self.reductions} reductions seen; at {g(FLOOR)} or below it has no room "
                 f"left to absorb an fp16 overflow")
         self.peak, self.peak_value = None, 0.0
-        return Finding("training.fp16-overflow", f"loss scale {g(top)} to {g(after)}", point,
+        return SeriesFinding("training.fp16-overflow", f"loss scale {g(top)} to {g(after)}", point,
                        (text, *quoted(("peak", peak), ("floor", point))))
