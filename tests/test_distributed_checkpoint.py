@@ -289,6 +289,22 @@ def _loaded(folder: Path) -> tuple[int, float, Any] | None:
     return None if resumed is None else (resumed.step, float(state["w"][0]), resumed.rank_state)
 
 
+def test_a_rollback_loads_the_newest_step_at_or_before_the_one_asked_that_verifies(tmp_path: Path) -> None:
+    # the loss-spike guard's rollback_to: a step saved while the spike was on must not be loaded
+    folder = tmp_path / "ckpt"
+    _saved(folder, [10, 20, 30, 40])
+    manager = DistributedCheckpointManager(folder)
+
+    def loaded(at_most: int) -> tuple[int, float] | None:
+        state = {"w": torch.zeros(4)}
+        resumed = manager.load_latest(state, at_most=at_most)
+        return None if resumed is None else (resumed.step, float(state["w"][0]))
+    assert (loaded(35), loaded(40), loaded(10)) == ((30, 30.0), (40, 40.0), (10, 10.0))
+    shard = next((folder / "step-00000020").glob("*.distcp"))
+    shard.write_bytes(shard.read_bytes()[:-1])  # torn: the rollback falls back past it too
+    assert (loaded(25), loaded(9)) == ((10, 10.0), None)
+
+
 def test_keep_must_be_at_least_two(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as error:
         DistributedCheckpointManager(tmp_path, keep=1)

@@ -34,14 +34,15 @@ def committed_steps(directory: Path) -> list[StepEntry]:
     return rebuild_steps(directory) if found is None else found
 
 
-def load_newest(directory: Path, state: dict[str, Any], *, reshard: bool) -> Resumed | None:
-    """Load the newest step of ``directory`` whose every file verifies into ``state`` (in place,
-    as ``dcp.load``), on every rank together; None when no step does. A collective."""
+def load_newest(directory: Path, state: dict[str, Any], *, reshard: bool, at_most: int | None = None) -> Resumed | None:
+    """Load the newest step of ``directory`` (at or before ``at_most``, where given: a rollback to
+    before a loss spike) whose every file verifies into ``state`` (in place, as ``dcp.load``), on
+    every rank together; None when no step does. A collective."""
     rank, world = rank_and_world()
     for attempt in range(_RETRIES + 1):
         before, entries = from_rank_zero((manifest_state(directory, MANIFEST), committed_steps(directory))
                                          if rank == 0 else None)
-        for entry in reversed(entries):
+        for entry in reversed([e for e in entries if at_most is None or e.step <= at_most]):
             folder = directory / entry.folder
             # each rank checks its share of the files; one vote: all ranks skip it, or none
             if any_rank(not all(shard_intact(folder, shard) for shard in entry.shards[rank::world])):

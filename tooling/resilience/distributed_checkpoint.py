@@ -246,12 +246,13 @@ class DistributedCheckpointManager:
             error, self._error = self._error, None
             raise error
 
-    def load_latest(self, state: dict[str, Any], *, reshard: bool = False) -> Resumed | None:
+    def load_latest(self, state: dict[str, Any], *, reshard: bool = False, at_most: int | None = None) -> Resumed | None:
         """Load the newest step whose every file verifies into ``state`` (in place, as
         ``dcp.load``), on every rank together; None when no step does. ``reshard=True`` loads a
-        step saved by another number of ranks with per-rank state, without that state."""
+        step saved by another number of ranks with per-rank state, without that state;
+        ``at_most``: the newest at or before that step (the loss-spike guard's ``rollback_to``)."""
         self.wait()
-        return load_newest(self.directory, state, reshard=reshard)
+        return load_newest(self.directory, state, reshard=reshard, at_most=at_most)
 
     def close(self) -> None:
         """Finish an async save, then give up the lock and the staging buffers."""
