@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from support import PROJECT, tooling
 from tooling.resilience.stragglers import Straggler, StragglerDetector, relative_scores, replay
 
-LAB = PROJECT / "labs" / "stragglers.py"
+LAB = PROJECT / "labs" / "06-spare-nodes" / "stragglers.py"
 EVERY, THRESHOLD, PATIENCE = 10, 0.75, 3  # the detector's defaults
 
 # Step times in whole microseconds (as seconds): sums and medians of them are exact, so a score
@@ -140,7 +140,7 @@ def _free_port() -> int:
 
 
 def run_ranks(log: Path, steps: int, slow_node: str | None, ranks: int = 3) -> dict[str, object]:
-    """``labs/stragglers.py`` on ``ranks`` processes, rank r on node n<r>, as srun starts one task
+    """Lab 6's ``stragglers.py`` on ``ranks`` processes, rank r on node n<r>, as srun starts one task
     per node; all their output in ``log``, as a job's. Rank 0's summary line."""
     env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()), "WORLD_SIZE": str(ranks),
            "OMP_NUM_THREADS": "1", "PYTHONPATH": str(PROJECT)}

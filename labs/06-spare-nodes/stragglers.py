@@ -1,19 +1,19 @@
-"""A slow node among healthy ones: the straggler detector on lab 4's tiny model, data-parallel
-over gloo on the CPU. Each step every rank sleeps STEP_SECONDS (5 ms) in its own work, standing
-for its GPU's share of the step: asleep, ranks sharing a few CPU cores run as if each had a node
-of its own. The ranks on the node named by SLOW_NODE sleep SLOW_FACTOR times as long (2), as a
-throttled GPU or a busy host computes slower; the others wait for them in the gradients'
-all-reduce, and the detector names the rank and its node (:mod:`tooling.resilience.stragglers`).
-Its line goes to the job's log, where `tooling watch` files it as a throughput drop with the
-node as evidence.
+"""A slow node among healthy ones: the straggler detector on its own, on lab 4's tiny model,
+data-parallel over gloo on the CPU (lab 6's train.py runs the same detector inside the lab's
+sharded training: `check.py --straggler`). Each step every rank sleeps STEP_SECONDS (5 ms) in its
+own work, standing for its GPU's share of the step: asleep, ranks sharing a few CPU cores run as
+if each had a node of its own. The ranks on the node named by SLOW_NODE sleep SLOW_FACTOR times
+as long (2) from step SLOW_FROM on (0), as a throttled GPU or a busy host computes slower; the
+others wait for them in the gradients' all-reduce, and the detector names the rank and its node
+(:mod:`tooling.resilience.stragglers`). Its line goes to the job's log, where `tooling watch`
+files it as a throughput drop with the node as evidence.
 
-Lab 6's straggler variant runs it across the emulated nodes of scripts/slurm-cluster, one
-torchrun per node (each task has its node's SLURMD_NODENAME, the name the detector reports), or
-calls :func:`work_seconds` and :func:`train_step` from its own loop::
+Across the emulated nodes of scripts/slurm-cluster, one torchrun per node (each task has its
+node's SLURMD_NODENAME, the name the detector reports)::
 
     SLOW_NODE=n2 srun -N3 --ntasks-per-node=1 --output=job.log bash -c 'exec python -m torch.distributed.run \
         --nnodes=3 --nproc-per-node=1 --node-rank=$SLURM_NODEID --master-addr=127.0.0.1 --master-port=29731 \
-        labs/stragglers.py --steps 200'
+        labs/06-spare-nodes/stragglers.py --steps 200'
     tooling watch job.log --run demo-7b --once     # the straggler, filed with node n2
 
 Without SLOW_NODE it is a healthy run, which must name no one. Rank 0 prints one JSON line at
@@ -35,12 +35,13 @@ from tooling.resilience.ranks import any_rank, shutdown
 from tooling.resilience.stragglers import StragglerDetector
 
 
-def work_seconds(node: str) -> float:
-    """Seconds of the stand-in GPU work of a step on ``node``: STEP_SECONDS, SLOW_FACTOR times
-    as long on the node SLOW_NODE names."""
-    seconds = float(os.environ.get("STEP_SECONDS", "0.005"))
+def work_seconds(node: str, seconds: float, step: int) -> float:
+    """Seconds of the stand-in GPU work of ``step`` on ``node``: ``seconds``, SLOW_FACTOR times as
+    long on the node SLOW_NODE names from step SLOW_FROM on (lab 6's train.py asks here too)."""
     slow = os.environ.get("SLOW_NODE")
-    return seconds * float(os.environ.get("SLOW_FACTOR", "2")) if slow and slow == node else seconds
+    if slow and slow == node and step >= int(os.environ.get("SLOW_FROM", "0")):
+        return seconds * float(os.environ.get("SLOW_FACTOR", "2"))
+    return seconds
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, detector: StragglerDetector,
@@ -72,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     detector = StragglerDetector(every=args.every)
-    work, named = work_seconds(detector.node), []
+    seconds, named = float(os.environ.get("STEP_SECONDS", "0.005")), []
     for step in range(args.steps):
         before = set(detector.stragglers)
-        train_step(model, optimizer, detector, work)
+        train_step(model, optimizer, detector, work_seconds(detector.node, seconds, step))
         named += [{"step": step, "rank": s.rank, "node": s.node, "score": round(s.score, 3)}
                   for rank, s in detector.stragglers.items() if rank not in before]
     if dist.get_rank() == 0:
