@@ -28,7 +28,7 @@ COMMANDS = (
     "scan", "watch", "import_history", "export",
     "build", "serve", "publish",
     "repeats", "review", "budget",
-    "stacks", "triage", "watchdog", "health_check", "data_check",
+    "stacks", "triage", "watchdog", "health_check", "preflight", "data_check",
 )
 
 
