@@ -26,7 +26,7 @@ from tooling.records.model import Record
 
 NOW = "2026-11-29T12:00:00+00:00"
 SHIPPED = {"collective-hang-watchdog", "gpu-xid-drain", "preemption-auto-resume", "storage-capacity-guard",
-           "atomic-checkpoints", "nan-guard", "divergence-rollback", "straggler-detection"}
+           "atomic-checkpoints", "nan-guard", "divergence-rollback", "straggler-detection", "preflight-versions"}
 
 
 @pytest.mark.parametrize("automation", catalogue(), ids=lambda a: a.id)
