@@ -26,7 +26,8 @@ from tooling.records.model import Record
 
 NOW = "2026-11-29T12:00:00+00:00"
 SHIPPED = {"collective-hang-watchdog", "gpu-xid-drain", "preemption-auto-resume", "storage-capacity-guard",
-           "atomic-checkpoints", "nan-guard", "divergence-rollback", "straggler-detection", "preflight-versions"}
+           "atomic-checkpoints", "nan-guard", "divergence-rollback", "straggler-detection", "preflight-versions",
+           "data-pipeline-check"}
 
 
 @pytest.mark.parametrize("automation", catalogue(), ids=lambda a: a.id)
@@ -76,8 +77,8 @@ def _incident(number: int, title: str, mode: str, detected: str, **fields: Any) 
 
 
 def made_up(repo: Path) -> Path:
-    """An Xid 79 back after its drain-and-swap item was done (not working), two corrupt samples
-    nothing ships for, and an NCCL timeout the hang watchdog has handled twice since."""
+    """An Xid 79 back after its drain-and-swap item was done (not working), two segfaults
+    nothing ships for (their ladder is the runbook), and an NCCL timeout the hang watchdog has handled twice since."""
     incidents = repo / "incidents"
     pm = incidents / "PM-0001.yaml"
     pm.write_text(pm.read_text().replace("    status: open\n", "    status: done\n    done_on: 2026-11-05\n"))
@@ -87,8 +88,8 @@ def made_up(repo: Path) -> Path:
         4: _incident(4, "NCCL timeout, the job ended by the hang watchdog", "nccl.collective-timeout",
                      "2026-11-22T02:00:00+00:00", signatures=["NCCL WARN Timeout at work 12 on node017"],
                      occurrences=2, handled_by="collective-hang-watchdog"),
-        5: _incident(5, "Corrupt sample in shard 17", "data.corrupt-sample", "2026-11-12T09:00:00+00:00"),
-        6: _incident(6, "Corrupt sample in shard 40", "data.corrupt-sample", "2026-11-25T09:00:00+00:00",
+        5: _incident(5, "Segfault in the fused kernel", "process.segfault", "2026-11-12T09:00:00+00:00"),
+        6: _incident(6, "Segfault in the fused kernel again", "process.segfault", "2026-11-25T09:00:00+00:00",
                      repeat_of="INC-0005"),
     }
     for number, text in records.items():
@@ -116,7 +117,7 @@ def test_repeats_json_gives_each_candidate_its_automation_state_and_handled_coun
     # failure nobody has automated, and the automation that keeps failing ranks first
     assert shown == [
         (["INC-0001", "INC-0003"], 2, "automation not working", _automation("gpu-xid-drain", "available", 0, None)),
-        (["INC-0005", "INC-0006"], 2, "not automated", _automation("data-pipeline-check", "not available", 0, None)),
+        (["INC-0005", "INC-0006"], 2, "not automated", _automation("runbook-first", "not available", 0, None)),
         (["INC-0002", "INC-0004"], 3, "not automated",
          _automation("collective-hang-watchdog", "in place", 2, "2026-11-22")),
     ]
@@ -126,7 +127,7 @@ def test_repeats_table_says_what_ships_and_what_it_handled(repo: Path) -> None:
     result = tooling("--now", NOW, "repeats", cwd=made_up(repo), env={"COLUMNS": "400"})
     assert result.returncode == 0, result.stderr
     cells = [" ".join(c.strip() for c in re.findall(r"│([^│]*)", line)[6:7]) for line in result.stdout.splitlines()]
-    drain, data, hang = (by_id(i) for i in ("gpu-xid-drain", "data-pipeline-check", "collective-hang-watchdog"))
+    drain, data, hang = (by_id(i) for i in ("gpu-xid-drain", "runbook-first", "collective-hang-watchdog"))
     assert [c for c in cells if c] == [
         drain.title, f"available (scripts/slurm/health-check): {drain.implementation.enable}",
         data.title, f"not available: {data.guidance_only}",
@@ -151,7 +152,7 @@ def test_the_candidates_page_shows_them_in_both_editions(repo: Path) -> None:
     rows = {lang: [line for line in (repo / "docs" / "generated" / page).read_text("utf-8").splitlines()
                    if line.startswith(label)]
             for lang, page, label in (("en", "repeats.md", "| Automation |"), ("ko", "repeats.ko.md", "| 자동화 |"))}
-    guidance = by_id("data-pipeline-check").guidance_only  # nothing in it markdown escapes
+    guidance = by_id("runbook-first").guidance_only.replace("-", "\\-")  # markdown escapes its dash
     assert rows["en"] == [
         "| Automation | **available** (` scripts/slurm/health-check `): to turn it on, as root on every node, the "
         "settings in /etc/default/tooling\\-health, then Prolog= and HealthCheckProgram= this script in slurm\\.conf "
