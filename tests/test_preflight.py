@@ -160,6 +160,32 @@ def test_a_report_and_a_result_cross_the_store_unchanged() -> None:
     assert Summed.from_json(json.loads(json.dumps(summed.as_json()))) == summed
 
 
+LINE = "srun --ntasks-per-node=1 tooling preflight --expect-same driver,cuda,nccl,torch,python,code"
+DOCS = ["README.md", "docs/playbook/divide-and-conquer.md", "docs/playbook/divide-and-conquer.ko.md"]
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_the_docs_give_the_documented_line_and_the_message_the_code_writes(doc: str) -> None:
+    from tooling.catalogue.automations import by_id
+    from tooling.commands import preflight
+
+    assert LINE in (preflight.__doc__ or "")
+    shipped = by_id("preflight-versions").implementation
+    assert shipped is not None and shipped.ref == "tooling preflight" and f"`{LINE}`" in shipped.enable
+    text = (PROJECT / doc).read_text(encoding="utf-8")
+    assert LINE in text and "scripts/slurm-cluster inject n2 nccl 2.19.3" in text
+    if doc.startswith("docs/"):  # the example is what the code writes for it
+        smi = "/tmp/playbook-cluster/faults/n2/nvidia-smi"
+        outcome = _outcome(3, {r: Summed(0.1) for r in range(3)})
+        n2 = outcome.reports[1]
+        outcome.reports[1] = Report("n2", 1, {**n2.values, "nccl": Value("2.19.3", f"{smi} (stand-in)", f"{smi}:7:1")})
+        for rank, report in outcome.reports.items():
+            if rank != 1:
+                outcome.reports[rank] = Report(report.node, rank, {**report.values, "nccl": Value("2.18.5", "x", "y")})
+        [said] = failures(outcome)
+        assert f"\ntooling: error: {said.line}\n" in text
+
+
 def test_the_reported_fields_are_the_command_lines() -> None:
     assert tuple(LABELS) == FIELDS
 
