@@ -16,20 +16,15 @@ import argparse
 import os
 import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
+from paired import paired_rounds, seconds
 from tooling.resilience.checkpoint import CheckpointManager
 from tooling.resilience.nan_guard import NaNGuard
 
-
-def seconds(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def durable_save(state: dict[str, torch.Tensor], path: Path) -> None:
@@ -107,15 +102,9 @@ def nan_guard_figures(*, tiny: bool) -> None:
             step(with_guard)
 
     steps(True)  # warm-up
-    bare_times, ratios = [], []
-    for _ in range(rounds):  # paired rounds: a slow moment of the machine hits both halves of a pair
-        bare = seconds(lambda: steps(False))
-        ratios.append(seconds(lambda: steps(True)) / bare)
-        bare_times.append(bare)
-    low, mid, high = statistics.quantiles(ratios, n=4)
-    print(f"NaN guard: {statistics.median(bare_times) / steps_per_round * 1000:.2f} ms per step without "
-          f"-> overhead {mid - 1:+.1%} (median of {rounds} paired rounds; middle half "
-          f"{low - 1:+.1%} to {high - 1:+.1%}; target < 2%)")
+    paired = paired_rounds(steps, rounds=rounds, steps_per_round=steps_per_round)
+    print(f"NaN guard: {paired.bare_ms:.2f} ms per step without -> overhead {paired.mid - 1:+.1%} "
+          f"({paired.spread(1)}; target < 2%)")
 
 
 def main() -> None:

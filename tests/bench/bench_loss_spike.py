@@ -18,19 +18,12 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
-import time
-from collections.abc import Callable
 
 import torch
 
+from paired import paired_rounds, seconds
 from tooling.resilience.loss_spike import LossSpikeGuard, SpikeConfig
 
-
-def seconds(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def per_step_overhead(*, tiny: bool) -> None:
@@ -63,16 +56,10 @@ def per_step_overhead(*, tiny: bool) -> None:
     # steps of this model, read once; the guard sees no difference from a loop's)
     for _ in range(config.warmup + config.window + 1 if not tiny else 2):
         step(True)
-    bare_times, ratios = [], []
-    for _ in range(rounds):  # paired rounds: a slow moment of the machine hits both halves of a pair
-        bare = seconds(lambda: steps(False))
-        ratios.append(seconds(lambda: steps(True)) / bare)
-        bare_times.append(bare)
-    low, mid, high = statistics.quantiles(ratios, n=4)
+    paired = paired_rounds(steps, rounds=rounds, steps_per_round=steps_per_round)
     assert guard.spikes == 0, "a healthy loop must see no spike: the figure would time remedies, not checks"
-    print(f"loss-spike guard: {statistics.median(bare_times) / steps_per_round * 1000:.2f} ms per step without "
-          f"-> {mid:.4f}x with, overhead {mid - 1:+.2%} (median of {rounds} paired rounds; middle half "
-          f"{low - 1:+.2%} to {high - 1:+.2%}; target < 1%)")
+    print(f"loss-spike guard: {paired.bare_ms:.2f} ms per step without -> {paired.mid:.4f}x with, "
+          f"overhead {paired.mid - 1:+.2%} ({paired.spread()}; target < 1%)")
 
 
 def check_cost(*, tiny: bool) -> None:

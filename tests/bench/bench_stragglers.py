@@ -12,22 +12,15 @@ Figures are printed, never asserted: the machine's load moves both sides of a pa
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
+from paired import paired_rounds, seconds
 from tooling.resilience.stragglers import StragglerDetector
 
-
-def seconds(action: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def step_figures(*, tiny: bool) -> None:
@@ -53,15 +46,9 @@ def step_figures(*, tiny: bool) -> None:
             optimizer.step()
 
     steps(True)  # warm-up, and the first report's gather of the node names
-    bare_times, ratios = [], []
-    for _ in range(rounds):  # paired rounds: a slow moment of the machine hits both halves of a pair
-        bare = seconds(lambda: steps(False))
-        ratios.append(seconds(lambda: steps(True)) / bare)
-        bare_times.append(bare)
-    low, mid, high = statistics.quantiles(ratios, n=4)
-    print(f"straggler detector: {statistics.median(bare_times) / steps_per_round * 1000:.2f} ms per step without "
-          f"-> {mid:.3f}x with it, overhead {mid - 1:+.2%} (median of {rounds} paired rounds of {steps_per_round} "
-          f"steps; middle half {low - 1:+.2%} to {high - 1:+.2%}; target < 1%)")
+    paired = paired_rounds(steps, rounds=rounds, steps_per_round=steps_per_round)
+    print(f"straggler detector: {paired.bare_ms:.2f} ms per step without -> {paired.mid:.3f}x with it, "
+          f"overhead {paired.mid - 1:+.2%} ({paired.spread()}, {steps_per_round} steps each; target < 1%)")
 
 
 def record_figures(*, tiny: bool) -> None:
