@@ -185,6 +185,7 @@ GROUPS = {
     # clusters of their own (folders and ports), but their nodes' health checks read the host's /dev/shm,
     # where tests/slurm/ plants a stale segment on purpose: they would drain for it
     "labs/test_labs.py::test_lab_self_check_passes[06-spare-nodes]": "slurm-cluster",
+    "labs/test_labs.py::test_lab6_variant_passes": "slurm-cluster",
     "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_swap]": "slurm-cluster",
     # scripts/slurm-local's one node: each test's jobs and its requeue timings to itself
     "labs/test_slurm_hooks.py": "slurm-local",

@@ -7,6 +7,7 @@ as srun starts them (each with its SLURMD_NODENAME), and read their log with `to
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -130,6 +131,34 @@ def test_the_line_a_straggler_logs_is_filed_as_a_throughput_drop_with_its_rank_a
     [draft] = json.loads(result.stdout)
     assert (draft["failure_mode"], draft["symptom"], draft["nodes"], draft["ranks"]) == (
         "training.throughput-drop", "slowdown", ["gpu-node-011"], [5])
+
+
+def _lab_module() -> object:
+    spec = importlib.util.spec_from_file_location("lab6_stragglers", LAB)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_LAB = _lab_module()  # lab 6's stragglers.py, loaded once (it is a script, not a package's module)
+
+
+@given(node=st.sampled_from(["n1", "n2", "n3"]), step=st.integers(0, 1000), slow_from=st.integers(0, 1000),
+       factor=st.sampled_from(["1.5", "2", "3"]))
+def test_the_node_slowed_on_purpose_works_longer_from_its_step_on_and_no_other_node_does(
+        node: str, step: int, slow_from: int, factor: str) -> None:
+    """What lab 6's train.py and stragglers.py sleep for a step's work: SLOW_FACTOR times as long
+    on the node SLOW_NODE names, from step SLOW_FROM on; as long as asked everywhere else."""
+    work_seconds = _LAB.work_seconds  # type: ignore[attr-defined]
+    environ = {"SLOW_NODE": "n2", "SLOW_FROM": str(slow_from), "SLOW_FACTOR": factor}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in environ.items():
+            patch.setenv(key, value)
+        slowed = node == "n2" and step >= slow_from
+        assert work_seconds(node, 0.05, step) == (0.05 * float(factor) if slowed else 0.05)
+        patch.delenv("SLOW_NODE")
+        assert work_seconds(node, 0.05, step) == 0.05
 
 
 # -- real runs: three ranks over gloo, one process per emulated node ---------------------------------

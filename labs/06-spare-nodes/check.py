@@ -21,120 +21,23 @@ inject n2 xid 79: its GPU fell off the bus) and from then on only looks. It veri
   the end (COMPLETED, after `touch STOP`); `tooling validate` passes;
 - scripts/slurm-cluster stop leaves nothing of the cluster running.
 
-Run (as root): python labs/06-spare-nodes/check.py
-Its cluster has a folder and ports of its own (LAB6_CLUSTER_DIR, default /tmp/playbook-lab6;
-LAB6_CLUSTER_PORT, default 17510), beside scripts/slurm-local's and scripts/slurm-cluster's own.
-About two minutes, most of it three interpreters importing torch, twice.
+Run (as root): python labs/06-spare-nodes/check.py [--straggler | --elastic]
+About two minutes, most of it three interpreters importing torch, twice. The variants:
+--straggler, one node slowed on purpose, named and filed as a throughput drop (check_straggler.py);
+--elastic, torchrun --nnodes=2:3 going on at two nodes when one is lost and back at three when the
+spare joins (check_elastic.py). The cluster each starts: cluster.py.
 """
 from __future__ import annotations
 
-import os
+import argparse
 import re
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SCRIPT = HERE.parents[1] / "scripts" / "slurm-cluster"
-CKPT_EVERY, STEP_SECONDS, HEALTH_INTERVAL, NODE_WATCH = 20, 0.05, 5, 2
-RUN = "lab6"
-LOOKING = (("sinfo",), ("squeue",), ("scontrol", "show"))  # commands that change nothing
+from cluster import RUN, Cluster, newest_verified, on_cluster, ranks, running, submit, tooling, trained, until
 
-
-class Cluster:
-    """The emulated cluster, and every command this check runs against it (``typed``)."""
-
-    def __init__(self, folder: Path, port: int) -> None:
-        self.folder = folder
-        self.env = {**os.environ, "SLURM_CLUSTER_DIR": str(folder), "SLURM_CLUSTER_PORT": str(port),
-                    "SLURM_CONF": str(folder / "slurm.conf")}
-        self.typed: list[tuple[str, ...]] = []
-
-    def sh(self, *command: str) -> str:
-        self.typed.append(command)
-        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            raise AssertionError(f"{' '.join(command)} exited {done.returncode}: {done.stdout}{done.stderr}")
-        return done.stdout.strip()
-
-    def script(self, *args: str) -> str:
-        return self.sh(str(SCRIPT), *args)
-
-    def job(self, job: str) -> dict[str, str]:
-        """`scontrol show job -o`'s fields (values run to the next key)."""
-        text = self.sh("scontrol", "show", "job", "-o", job)
-        return dict(re.findall(r"(?:^| )([A-Za-z:/]+)=(.*?)(?= [A-Za-z:/]+=|$)", text))
-
-    def node(self, name: str) -> tuple[str, str]:
-        """The node's state and drain reason, as sinfo says them."""
-        state, _, reason = self.sh("sinfo", "-h", "-N", "-n", name, "-o", "%T|%E").partition("|")
-        return state, reason
-
-    def typed_since(self, mark: int) -> list[str]:
-        """The commands run after the first ``mark`` that are not a look."""
-        return [" ".join(c) for c in self.typed[mark:] if not any(c[:len(w)] == w for w in LOOKING)]
-
-
-def until(condition, what: str, seconds: float = 180):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-    return found
-
-
-def log(out: Path) -> list[tuple[int, str, int, float]]:
-    """OUT/steps.log as (restart, "step" or "saved", step, time)."""
-    path = out / "steps.log"
-    lines = path.read_text().splitlines() if path.exists() else []
-    found = (re.fullmatch(r"restart (\d+) (step|saved) (\d+) at ([\d.]+)", line) for line in lines)
-    return [(int(m[1]), m[2], int(m[3]), float(m[4])) for m in found if m]
-
-
-def ranks(out: Path, restart: int) -> list[tuple[str, str, int, int]]:
-    """OUT/ranks.log's lines of one restart: (rank, node, world, resumed from)."""
-    path = out / "ranks.log"
-    lines = path.read_text().splitlines() if path.exists() else []
-    found = (re.fullmatch(rf"restart {restart} rank (\d+) node (\S+) world (\d+) resumed (\d+)", line)
-             for line in lines)
-    return sorted((m[1], m[2], int(m[3]), int(m[4])) for m in found if m)
-
-
-def trained(out: Path, restart: int) -> list[tuple[int, float]]:
-    return [(step, at) for r, kind, step, at in log(out) if r == restart and kind == "step"]
-
-
-def newest_verified(folder: Path) -> int | None:
-    """The newest committed step whose every shard has its size and CRC-32, read now."""
-    from tooling.resilience.dcp_manifest import shard_intact
-    from tooling.resilience.dcp_resume import committed_steps
-
-    good = [e.step for e in committed_steps(folder) if all(shard_intact(folder / e.folder, s) for s in e.shards)]
-    return max(good, default=None)
-
-
-def tooling(records: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tooling", "--root", str(records), *args],
-                          capture_output=True, text=True, timeout=120)
-
-
-def records_repository(root: Path) -> Path:
-    """A throwaway playbook repository: the run record, and the incidents the health check files."""
-    root.mkdir()
-    (root / "mkdocs.yml").write_text("site_name: lab 6\n")
-    made = tooling(root, "new-run", RUN, "--title", "Lab 6 spare nodes", "--owner", "lab")
-    assert made.returncode == 0, made.stderr
-    return root
-
-
-def submit(cluster: Cluster, out: Path, records: Path, *args: str) -> str:
-    export = (f"ALL,LAB6_OUT={out},LAB6_PYTHON={sys.executable},LAB6_TRAIN={HERE / 'train.py'},"
-              f"LAB6_RECORDS={records},LAB6_RUN={RUN},LAB6_NODE_WATCH={NODE_WATCH}")
-    return cluster.sh("sbatch", "--parsable", f"--chdir={out}", f"--export={export}", str(HERE / "job.sbatch"),
-                      "--ckpt-every", str(CKPT_EVERY), "--step-seconds", str(STEP_SECONDS), *args)
+CKPT_EVERY, STEP_SECONDS, HEALTH_INTERVAL = 20, 0.05, 5
 
 
 def events(records: Path, job: str) -> list[dict]:  # type: ignore[type-arg]
@@ -148,36 +51,10 @@ def incident(records: Path, number: str) -> dict:  # type: ignore[type-arg]
     return load_file(str(records / "incidents" / f"{number}.yaml")).data
 
 
-def main() -> int:
-    if os.geteuid() != 0:
-        print("lab 6 starts its own SLURM daemons: run it as root", file=sys.stderr)
-        return 2
-    folder = Path(os.environ.get("LAB6_CLUSTER_DIR", "/tmp/playbook-lab6"))
-    cluster = Cluster(folder, int(os.environ.get("LAB6_CLUSTER_PORT", "17510")))
-    with tempfile.TemporaryDirectory(dir=os.environ.get("LAB6_TMP")) as tmp:
-        out, records = Path(tmp) / "run", records_repository(Path(tmp) / "records")
-        out.mkdir()
-        job = ""
-        try:
-            cluster.script("start", "--nodes", "3", "--spares", "1", "--records", str(records),
-                           "--health-interval", str(HEALTH_INTERVAL))
-            job = submit(cluster, out, records)
-            swap(cluster, out, records, job)
-        except AssertionError:
-            diagnose(cluster, out, job)
-            raise
-        finally:
-            left = subprocess.run([str(SCRIPT), "stop"], env=cluster.env, capture_output=True, text=True)
-        assert left.returncode == 0, f"scripts/slurm-cluster stop left processes running: {left.stderr}"
-    print("stopped the cluster: nothing of it is left running")
-    print("lab 6 self-check: passed")
-    return 0
-
-
-def running(cluster: Cluster, job: str) -> bool:
-    """Whether the job is still in the queue (said when it left it: its output tells why)."""
-    assert cluster.sh("squeue", "-h", "-j", job), f"job {job} ended: {cluster.job(job).get('JobState')}"
-    return True
+def spare(cluster: Cluster, out: Path, records: Path) -> None:
+    """The lab: a node lost to an Xid 79, swapped for the spare with no person."""
+    swap(cluster, out, records, submit(cluster, out, records, "--ckpt-every", str(CKPT_EVERY),
+                                       "--step-seconds", str(STEP_SECONDS)))
 
 
 def swap(cluster: Cluster, out: Path, records: Path, job: str) -> None:
@@ -251,15 +128,23 @@ def timeline(records: Path, job: str, number: str, newest: int) -> None:
     print(f"run record: {story}; the drain links {number}; tooling validate passes")
 
 
-def diagnose(cluster: Cluster, out: Path, job: str) -> None:
-    for command in (["squeue"], ["sinfo", "-N", "-o", "%N %T %E"], ["scontrol", "show", "job", job] if job else []):
-        if command:
-            done = subprocess.run(command, env=cluster.env, capture_output=True, text=True)
-            print(f"--- {' '.join(command)}\n{done.stdout}{done.stderr}", file=sys.stderr)
-    logs = cluster.folder / "log"
-    for path in [*sorted(out.glob("*.out")), logs / "health-check.log", logs / "slurmctld.log"]:
-        if path.exists():
-            print(f"--- {path}\n{path.read_text()[-2500:]}", file=sys.stderr)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="lab 6's self-check (as root: it starts its own SLURM)")
+    variant = parser.add_mutually_exclusive_group()
+    variant.add_argument("--straggler", action="store_true", help="one node slowed on purpose: named and filed")
+    variant.add_argument("--elastic", action="store_true", help="torchrun --nnodes=2:3 loses a node, then a spare joins")
+    args = parser.parse_args(argv)
+    if args.straggler:
+        from check_straggler import straggler
+        code, name = on_cluster(straggler, health_interval=0), "self-check (straggler)"
+    elif args.elastic:
+        from check_elastic import elastic
+        code, name = on_cluster(elastic, health_interval=0), "self-check (elastic)"
+    else:
+        code, name = on_cluster(spare, health_interval=HEALTH_INTERVAL), "self-check"
+    if code == 0:
+        print(f"lab 6 {name}: passed")
+    return code
 
 
 if __name__ == "__main__":

@@ -31,3 +31,15 @@ def test_lab4_watchdog_variant_passes() -> None:
     print(result.stdout)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "self-check (watchdog): passed" in result.stdout
+
+
+@pytest.mark.parametrize("variant", ["straggler", "elastic"])
+def test_lab6_variant_passes(variant: str) -> None:
+    """--straggler: n2 slowed on purpose, named within 50 steps and filed as a throughput drop with
+    its node; --elastic: torchrun --nnodes=2:3 goes on at two nodes when n2 is lost and at three
+    when the spare joins, each time from the newest verified checkpoint."""
+    check = LABS / "06-spare-nodes" / "check.py"
+    result = subprocess.run([sys.executable, str(check), f"--{variant}"], capture_output=True, text=True, timeout=900)
+    print(result.stdout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"lab 6 self-check ({variant}): passed" in result.stdout
