@@ -52,3 +52,24 @@ def test_the_worked_example_adds_up(edition: str) -> None:
     assert share and int(share[1]) == round(100 * idle_hours / month)
     saved = round(waiting - totals[1], -3)
     assert f"{saved:,.0f}" in text  # "almost 104,000 GPU-hours" saved
+
+
+@pytest.mark.parametrize("edition", PAGES)
+def test_the_elastic_section_links_the_variant_and_its_advice_is_the_labs(edition: str) -> None:
+    """When to prefer an elastic restart over a requeue (issue 23, item 6): the section, under one
+    anchor in both editions, links lab 6's elastic variant; the settings it tells a team to use are
+    the ones lab 6's elastic.sbatch runs with, and the timeouts it quotes are torch's defaults."""
+    from torch.distributed.elastic.rendezvous.dynamic_rendezvous import RendezvousTimeout
+
+    text = PAGES[edition].read_text(encoding="utf-8")
+    assert re.search(r"^## .*(Elastic restart instead of a requeue|\{#elastic-restart-instead-of-a-requeue\})$",
+                     text, re.MULTILINE)
+    start = text.index("--nnodes=MIN:MAX")
+    section = text[start:text.index("\n## ", start)]
+    assert "](../generated/labs/06-spare-nodes.md)" in section and "`check.py --elastic`" in section
+    script = (PROJECT / "labs" / "06-spare-nodes" / "elastic.sbatch").read_text(encoding="utf-8")
+    for setting in ("--no-kill", "TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1", "--max-restarts", "--nnodes="):
+        assert setting in section and setting in script, setting
+    timeout = RendezvousTimeout()
+    assert (timeout.last_call.total_seconds(), timeout.join.total_seconds()) == (30, 600)
+    assert re.search(r"`last_call_timeout`\D*30", section) and re.search(r"`join_timeout`\D*600", section)
