@@ -1,7 +1,7 @@
 """`tooling preflight`'s logic, fast: the odd node out by majority rule (ties named as such, a
 pinned version held to), the all-reduce whose wrong sum names the rank it came from, the blame of
 an all-reduce that failed, nvidia-smi's header read from a stand-in, and the command line's
-refusals. On the emulated cluster, as srun runs it: tests/slurm/test_preflight.py."""
+refusals. On the emulated cluster, as srun runs it: tests/slurm/test_preflight_cluster.py."""
 from __future__ import annotations
 
 import json

@@ -37,3 +37,13 @@ def test_every_entry_names_a_test_file_or_a_test_of_it(table: str, pytestconfig:
             missing.append(node)
         assert why.strip(), f"{node}: say why"
     assert missing == []
+
+
+def test_every_test_file_has_a_name_of_its_own() -> None:
+    # pytest imports test files by their base name (no packages here): a second file of one name
+    # in another folder stops the whole collection ("import file mismatch"), so CI runs nothing
+    names: dict[str, list[str]] = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if "bench" not in path.relative_to(TESTS).parts and "corpus" not in path.relative_to(TESTS).parts:
+            names.setdefault(path.name, []).append(path.relative_to(TESTS).as_posix())
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
