@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="lab 6's self-check (as root: it starts its own SLURM)")
     variant = parser.add_mutually_exclusive_group()
     variant.add_argument("--straggler", action="store_true", help="one node slowed on purpose: named and filed")
-    variant.add_argument("--elastic", action="store_true", help="torchrun --nnodes=2:3 loses a node, then a spare joins")
+    variant.add_argument("--elastic", action="store_true",
+                         help="torchrun --nnodes=2:3 loses a node, then a spare joins")
     args = parser.parse_args(argv)
     if args.straggler:
         from check_straggler import straggler

@@ -44,15 +44,20 @@ def elastic(cluster: Cluster, out: Path, records: Path) -> None:
     assert len(killed) >= 2, f"killed {killed}: expected {LOST}'s torchrun agent and its rank"
     print(f"killed {LOST}'s agent and rank (PIDs {', '.join(map(str, killed))}) at step {last_step(out)}, "
           f"newest verified checkpoint {newest}")
-    restarts = starts(out)[-1][3]
+    restarts = starts(out)[-1][3]  # by node: the failures its agent restarted its rank for
     smaller = resumed(cluster, out, job, count, ["n1", "n3"], killed_at, "the agents left at two nodes")
-    assert starts(out)[-1][3] == restarts + 1, f"a node lost is one restart of torchrun's: {starts(out)}"
+    # the agent whose rank failed first counts a restart; one that sees it back in the rendezvous
+    # before its own rank fails restarts for the membership change, which torchrun does not count
+    after = starts(out)[-1][3]
+    more = {n: after[n] - restarts[n] for n in after}
+    assert set(more.values()) <= {0, 1} and 1 in more.values(), f"restarts counted for the loss: {more}"
+    print(f"restarts torchrun counted for the loss, by node: {more} (of --max-restarts=3)")
     joined_at = time.time()
     spare = cluster.sbatch("--nodes=1", "--constraint=spare", f"--chdir={out}", f"--export={export},LAB6_JOIN=1",
                            script, *args)
     resumed(cluster, out, job, smaller, ["n1", "n3", "n4"], joined_at, f"the spare's job {spare} joined")
     assert cluster.job(spare)["NodeList"] == "n4", cluster.job(spare)
-    assert starts(out)[-1][3] == restarts + 1, f"a node joining is no restart of torchrun's: {starts(out)}"
+    assert starts(out)[-1][3] == {**after, "n4": 0}, f"a node joining is no restart: {starts(out)[-1][3]}"
     (out / "STOP").touch()
     until(lambda: not cluster.queued(job, spare), "both jobs to end after STOP", 180)
     states = {name: cluster.job(name)["JobState"] for name in (job, spare)}

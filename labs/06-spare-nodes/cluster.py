@@ -104,12 +104,13 @@ def log(out: Path) -> list[tuple[int, str, int, float]]:
     return [(int(m[1]), m[2], int(m[3]), float(m[4])) for m in found if m]
 
 
-def starts(out: Path) -> list[tuple[int, list[str], int, int, float]]:
+def starts(out: Path) -> list[tuple[int, list[str], int, dict[str, int], float]]:
     """OUT/steps.log's starts of the training, in order: (world size, nodes by rank, resumed from,
-    the failures torchrun restarted the ranks for so far, time)."""
-    found = (re.fullmatch(r"restart \d+ world (\d+) on (\S+) resumed (\d+) torchrun-restarts (\d+) at ([\d.]+)", line)
+    each node's failures its torchrun agent restarted its rank for so far, time)."""
+    found = (re.fullmatch(r"restart \d+ world (\d+) on (\S+) resumed (\d+) torchrun-restarts (\S+) at ([\d.]+)", line)
              for line in _lines(out / "steps.log"))
-    return [(int(m[1]), m[2].split(","), int(m[3]), int(m[4]), float(m[5])) for m in found if m]
+    return [(int(m[1]), m[2].split(","), int(m[3]), dict(zip(m[2].split(","), map(int, m[4].split(",")))),
+             float(m[5])) for m in found if m]
 
 
 def ranks(out: Path, restart: int) -> list[tuple[str, str, int, int]]:

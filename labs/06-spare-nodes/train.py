@@ -11,9 +11,10 @@ project's environment):
     for n in 0 1 2; do torchrun --nnodes=3 --nproc-per-node=1 --node-rank=$n --master-addr=127.0.0.1 \\
         --master-port=29631 labs/06-spare-nodes/train.py --out /tmp/lab6 & done; wait
 
-Rank 0 appends "restart R world W on NODES resumed N torchrun-restarts E at T" to OUT/steps.log
-at every start (R: SLURM's requeues; E: the failures torchrun restarted the ranks for), "restart R step N at T" after every step and
-"restart R saved N at T" after every commit; every rank appends where it runs to OUT/ranks.log.
+Rank 0 appends "restart R world W on NODES resumed N torchrun-restarts E at T" to OUT/steps.log at
+every start (R: SLURM's requeues; NODES and E by rank: each rank's node, and the failures its
+torchrun agent restarted it for), "restart R step N at T" after every step and "restart R saved N
+at T" after every commit; every rank appends where it runs to OUT/ranks.log.
 The data position is the number of batches the whole job has read, saved in the checkpoint, so a
 job that comes back at another size (check.py --elastic: torchrun --nnodes=2:3) reads on from it
 while DCP reshards the model and optimizer.
@@ -105,12 +106,14 @@ def train(args: argparse.Namespace) -> int:
         step = resumed.step
         if resumed.rank_state is not None:
             set_rng_states(resumed.rank_state["rng"])
-    nodes: list[str] = [""] * world
-    dist.all_gather_object(nodes, node)
+    # every rank's node, and how many failures its torchrun agent restarted it for (0 without torchrun)
+    everyone: list[tuple[str, str]] = [("", "")] * world
+    dist.all_gather_object(everyone, (node, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")))
+    nodes = [where for where, _ in everyone]
     note(args.out / "ranks.log", f"restart {restart} rank {rank} node {node} world {world} resumed {step}")
     if rank == 0:
         note(args.out / "steps.log", f"restart {restart} world {world} on {','.join(nodes)} resumed {step} "
-                                     f"torchrun-restarts {os.environ.get('TORCHELASTIC_RESTART_COUNT', 0)} "
+                                     f"torchrun-restarts {','.join(count for _, count in everyone)} "
                                      f"at {time.time():.3f}")
     writer = report_resume(args, step, nodes) if rank == 0 and resumed is not None else None
     reporter = RunReporter(args.run, root=args.records, every=1.0, sample_every=1.0, checkpoints=manager,
