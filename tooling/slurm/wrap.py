@@ -13,6 +13,9 @@ batch shell and gets ``--signal=B:USR1@...`` itself):
   trainer fails; a node the health check drained for a hardware fault gets a ``drain`` event
   (the node, the drain reason, its incident) and the job is requeued, so that SLURM starts it
   again on a spare (:mod:`tooling.slurm.nodes` says why the job does it, not SLURM);
+- when the trainer is the hang watchdog that ended a hung job (``tooling watchdog``, exit 75: it
+  kept every rank's stack, drafted the hang incident and killed the job for auto-resume): the job
+  is requeued, to start again from its last checkpoint, and its end says so;
 - at the trainer's exit: ``end``, stamped then, with its exit code, the job's state (scontrol)
   and the run's last reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft
   incident, linked from the event.
@@ -34,6 +37,7 @@ from tooling.fs.lock import LockTimeout
 from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import record_time
+from tooling.resilience.watchdog import EXIT_HANG
 from tooling.slurm.ending import draft_failure, end_event, failed
 from tooling.slurm.job import Job, end_state, exit_status, show
 from tooling.slurm.nodes import Lost, NodeWatch, requeue
@@ -42,6 +46,8 @@ from tooling.writers.edit import StillChanging
 from tooling.writers.feed_writes import feed_run
 
 POLL_SECONDS = 0.2
+HANG_REQUEUED = (f"the hang watchdog ended the job (exit {EXIT_HANG}; its incident has every rank's stack): "
+                 "requeued, to resume from the last checkpoint")
 RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5
 
 
@@ -105,7 +111,9 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
         asked: list[bool] = []  # the requeue this wrapper asked for: the job's end is that, whatever scontrol says yet
         status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
                                 lambda force: asked.append(True) if _look(recorder, job, watch, force=force) else None)
-        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log, requeued=bool(asked))
+        hung = status == EXIT_HANG and not asked and _requeue_after_hang(recorder, job)
+        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log, requeued=bool(asked) or hung,
+             detail=HANG_REQUEUED if hung else None)
         return status
     finally:
         catcher.restore()
@@ -154,6 +162,17 @@ def _look(recorder: Recorder, job: Job, watch: NodeWatch | None, *, force: bool)
     return requeueable and error is None
 
 
+def _requeue_after_hang(recorder: Recorder, job: Job) -> bool:
+    """The hang watchdog ended the trainer: back to the queue, to resume from the last checkpoint
+    (a ``--no-requeue`` job ends as it is). True when it asked for the requeue."""
+    if show(job.slurm_id).get("Requeue") != "1":
+        return False
+    error = requeue(job.slurm_id)
+    if error is not None:
+        recorder.warn(f"could not requeue job {job.job_id} after the hang watchdog ended it: {error}")
+    return error is None
+
+
 def _drain_event(root: Path, job: Job, gone: Lost, then: str) -> dict[str, Any]:
     """A ``drain`` event of node ``gone``, at the time SLURM says it was drained, linking its
     incident where the run's repository holds it."""
@@ -168,9 +187,10 @@ def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
 
 
 def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written: int, ended: datetime,
-         log: Path | None, requeued: bool = False) -> None:
+         log: Path | None, requeued: bool = False, detail: str | None = None) -> None:
     """The end event, at ``ended``, in one write with the signals not written yet. ``requeued``:
-    this wrapper asked for the job's requeue (scontrol may not show it yet while the job ends)."""
+    this wrapper asked for the job's requeue (scontrol may not show it yet while the job ends);
+    ``detail``: why, where the event should say it."""
     info = show(job.slurm_id)
     state = "REQUEUED" if requeued else end_state(job, info, exit_code=status, terminated="TERM" in catcher.names())
     incident = None
@@ -181,6 +201,7 @@ def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written
                                      exit_code=status, state=state, log=log)
         except Exception as exc:  # the end event is still worth writing without its incident
             recorder.warn(f"could not draft the incident of job {job.job_id} (the event is written without it): {exc}")
-    last = end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident)
+    last = {**end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident),
+            "detail": detail}
     # a signal that came after the end (while scontrol answered) is listed after it
     recorder.events(*sorted([*_signals(job, catcher.arrived[written:]), {**last, "at": ended}], key=lambda e: e["at"]))
