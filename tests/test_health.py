@@ -233,6 +233,7 @@ def test_an_xid_is_filed_once_per_node_and_its_return_is_an_occurrence(repo: Pat
     assert (incident["scope"], incident["cluster"], incident["nodes"], incident["failure_mode"]) == \
         ("cluster", "emulated", ["n2"], "gpu.fell-off-bus")
     assert incident["title"] == "GPU fell off the bus (Xid 79) on n2"
+    assert "handled_by" not in incident  # reported, not drained (no --drain): a person takes the node out
     assert json.loads(first.stdout)["reason"] == f"gpu.fell-off-bus Xid 79 GPU 1, {fault['incident']}"
     again = health(repo, folder, state, "--cluster", "emulated")  # the same line, read again: nothing new
     assert again.returncode == 0 and json.loads(again.stdout)["faults"] == []

@@ -65,6 +65,7 @@ def test_a_fault_drains_the_node_naming_its_incident_and_its_return_is_an_occurr
     record = incident(filed)
     assert (record["failure_mode"], record["nodes"], record["scope"], record["cluster"]) == \
         (mode, ["n2"], "cluster", "emulated")
+    assert record["handled_by"] == "gpu-xid-drain"  # the check took the node out: no person did
     node = cluster.node("n2")
     assert "DRAIN" in node["State"] and node["Reason"] == f"{mode} {evidence[0]}, {filed.stem}"
     assert f"{filed.stem}" in cluster.sh("sinfo", "-R", "-h", "-o", "%n %E")
@@ -105,10 +106,27 @@ def test_a_full_and_an_inode_exhausted_file_system_each_drain_the_node(cluster: 
     assert status == 1, hook.log.read_text()
     full, starved = (incident(path) for path in hook.incidents())
     assert (full["failure_mode"], starved["failure_mode"]) == ("storage.disk-full", "storage.inode-exhaustion")
+    assert "handled_by" not in full and "handled_by" not in starved  # drained, but the room is a person's to make
     first, second = (path.stem for path in hook.incidents())
     assert cluster.node("n3")["Reason"] == (f"storage.disk-full {checkpoints} 0% free, {first}; "
                                             f"storage.inode-exhaustion {logs} 0% inodes free, {second}")
     assert full["signatures"][0].startswith(f"{checkpoints}: 0 B free of 1.0 MiB (0% free)")
+
+
+def test_the_hooks_retention_prunes_a_checkpoint_folder_no_job_writes(cluster: Cluster, hook: Hook,
+                                                                     tmp_path: Path) -> None:
+    # TOOLING_HEALTH_PRUNE_KEEP: the periodic check's retention pass (--prune-keep), as lab 7 runs it
+    import torch
+
+    from tooling.resilience.checkpoint import CheckpointManager
+    folder = tmp_path / "old-run"
+    with CheckpointManager(folder, keep=10) as manager:
+        for step in range(5):
+            manager.save({"w": torch.zeros(16)}, step)
+    hook.configure(TOOLING_HEALTH_PATHS=str(folder), TOOLING_HEALTH_PRUNE_KEEP="2")
+    assert hook.run("n1")[0] == 0, hook.log.read_text()
+    assert sorted(p.name for p in folder.glob("ckpt-*.pt")) == ["ckpt-00000003.pt", "ckpt-00000004.pt"]
+    assert f"pruned {folder}" in hook.log.read_text()
 
 
 def test_a_stale_segment_in_dev_shm_drains_the_node_and_a_held_one_does_not(cluster: Cluster, hook: Hook) -> None:

@@ -103,7 +103,7 @@ def _act(s: Settings, looked: list[Probe], others: list[Draft], known: state.Nod
     filed, unfiled = [Filed(None, "none")] * len(faults), None
     try:
         if s.cluster:
-            filed = file_faults(faults, known, node=s.node, cluster=s.cluster, root=root, now=now)
+            filed = file_faults(faults, known, node=s.node, cluster=s.cluster, root=root, now=now, drain=s.drain)
     except UserError as exc:  # drained all the same: an unwritable record is no reason to run jobs there
         unfiled = str(exc)
     reason = _reason(looked, faults, filed)

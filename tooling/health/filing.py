@@ -6,7 +6,9 @@ evidence. Both are filed with scope cluster, the node in ``nodes``, by
 :func:`tooling.watch.occurrences.file_found` keyed per node: the same failure on the same node
 while its incident is open adds occurrences to it. Faults of one failure (an Xid 48 and the ECC
 counter that went with it) are one failure, filed once. A standing fault whose lines are the
-ones it was filed with (the same counter at the next check) is known: nothing is written.
+ones it was filed with (the same counter at the next check) is known: nothing is written. A
+hardware fault of a check that drains the node (``drain``) is filed ``handled_by`` the node drain
+(:data:`~tooling.health.faults.DRAIN_AUTOMATION`): no person took the node out of service.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tooling.health.faults import Fault, Filed
+from tooling.health.faults import DRAIN_AUTOMATION, Fault, Filed
 from tooling.health.state import NodeState
 from tooling.watch.occurrences import Found, Mark, failure_key, file_found, incident_fields
 from tooling.watch.state import new_id
@@ -24,9 +26,12 @@ from tooling.writers.filing import MAX_TITLE, SEVERITY, title, values_for
 BY = "tooling health-check"
 
 
-def values(fault: Fault, *, node: str, cluster: str, now: datetime) -> dict[str, Any]:
-    """The incident of ``fault`` on ``node`` (keyword arguments of new_incident)."""
-    where = {"run": None, "extra": {"scope": "cluster", "cluster": cluster}}
+def values(fault: Fault, *, node: str, cluster: str, now: datetime, drain: bool = False) -> dict[str, Any]:
+    """The incident of ``fault`` on ``node`` (keyword arguments of new_incident); ``drain``: the
+    check drains the node for its faults."""
+    drained = drain and not fault.warning and fault.mode.automation == DRAIN_AUTOMATION
+    where = {"run": None, "extra": {"scope": "cluster", "cluster": cluster,
+                                    **({"handled_by": DRAIN_AUTOMATION} if drained else {})}}
     if fault.draft is not None:
         drafted = values_for(fault.draft, where, by=f"{BY} on {node}")
         # a link to the log read where it is a file (a stand-in), none to the output of dmesg
@@ -54,14 +59,15 @@ def _known(fault: Fault, known: NodeState) -> str | None:
 
 
 def file_faults(faults: list[Fault], known: NodeState, *, node: str, cluster: str, root: Path,
-                now: datetime) -> list[Filed]:
-    """File the faults not filed yet; what became of each (in order)."""
+                now: datetime, drain: bool = False) -> list[Filed]:
+    """File the faults not filed yet (``drain``: the check drains the node for them); what became
+    of each (in order)."""
     known.id = known.id or new_id()  # the id of the marks its incidents carry, as a watch's
     filed: list[Filed | None] = [None] * len(faults)
     groups: dict[Any, list[int]] = {}
     drafted: list[dict[str, Any]] = []
     for index, fault in enumerate(faults):
-        drafted.append(values(fault, node=node, cluster=cluster, now=now))
+        drafted.append(values(fault, node=node, cluster=cluster, now=now, drain=drain))
         if (incident := _known(fault, known)) is not None:
             filed[index] = Filed(incident, "known")
             continue
