@@ -304,6 +304,18 @@ FOUND = {
         _w("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: "
            "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before "
            "timing out.\n"), _poll(), _w(_xid79(0, 0))],
+    # a line at the start of a poll that waits for the lines below it (a glog check no mode names:
+    # other.unclassified) left the poll nothing read, and the scanner took the last byte of its
+    # buffer for that of a partial line: one line too many (38 of 37). Here the run goes on after
+    # it, as it did not where found: a watched writer that paused is no run that ended
+    # (tooling.logs.unknown), so the scan of the whole log and the watch part at its end
+    "a line waiting at a poll's start": [
+        _poll(3), _w("2026-11-29T06:00:00Z Traceback (most recent call last):\n"
+                     "  File \"train.py\", line 7, in <module>\n    main()\n"
+                     "2019-09-08 19:00:58.593154: E tensorflow/compiler/xla/xla_client/tf_logging.cc:11] Check failed: "
+                     "session->session()->Run( feed_inputs, {}, {cached_node.operations[0]}, &outputs) == [3/161315]\n"
+                     + DOWN), Step("rename"), _poll(1659), _poll(4), _w(DOWN), _poll(1), _w(DOWN), _poll(25), _w(DOWN),
+        _poll(6), _w(DOWN + progress_lines(0, 1))],
 }
 
 

@@ -284,6 +284,27 @@ def test_a_partial_last_line_waits_for_its_line_break(repo: Path, tmp_path: Path
     assert lines_read(state, log) == 4
 
 
+# A logger's ERROR line no mode names (other.unclassified): a failure only if the run did not go on
+# after it, so it waits for the lines below it (tooling.logs.unknown)
+UNNAMED = "ERROR 08-15 17:38:13 [async_llm.py:416] AsyncLLM output_handler failed.\n"
+
+
+def test_a_line_that_waits_at_the_start_of_a_poll_is_counted_once(repo: Path, tmp_path: Path) -> None:
+    """A poll whose first line waits for the next one reads nothing: it counted a line all the same
+    (the scanner took the last byte of its buffer, not of what it read, for a partial line's)."""
+    log, state = repo / "train.log", tmp_path / "offsets.json"
+    future = time.time() + 600  # the writer is not done (not quiet for SETTLE seconds, however slow this machine is)
+    log.write_text(progress_lines(0, 3))
+    os.utime(log, (future, future))
+    assert watch(repo, state) == [] and lines_read(state, log) == 3
+    append(log, UNNAMED)
+    os.utime(log, (future, future))
+    assert watch(repo, state) == [] and lines_read(state, log) == 3  # it waits, and is not counted yet
+    append(log, progress_lines(3, 1))  # the run went on: no failure
+    os.utime(log, (future, future))
+    assert watch(repo, state) == [] and lines_read(state, log) == 5
+
+
 @pytest.mark.parametrize("how, notice", [
     ("in place", "tooling watch: train.log: emptied or rewritten after line 100, and no copy of it beside it; "
                  "reading it from its start"),
