@@ -50,13 +50,6 @@ class Tail(Chunks):
         """Only a file done growing has ended: a writer that paused may write on."""
         return self.eof and self.final
 
-    polled = True  # a line at the buffer's start may wait: the poll ends, and the next reads on
-
-    @property
-    def ended(self) -> bool:
-        """Only a file done growing has ended: a writer that paused may write on."""
-        return self.eof and self.final
-
     def fill(self) -> int:
         fresh = self._read_some()
         if not self._checked and self.filled:  # its first bytes, again while they are fewer than a sample
