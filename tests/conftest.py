@@ -23,6 +23,13 @@ settings.register_profile("ci", parent=settings.get_profile("default"))
 settings.register_profile("long", parent=settings.get_profile("default"), max_examples=5_000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# A parallel run (pytest -n, .ci/run) has several tests' processes to each core, and PyTorch's
+# OpenMP threads (one per core by default) then spin against each other: the determinism lab's
+# run took 8 times the CPU with two threads as with one. One thread per process there, as
+# torchrun gives each rank (every process the tests start inherits it; a set value is kept).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @pytest.fixture(autouse=True)
 def _executable(request: pytest.FixtureRequest) -> Iterator[None]:
