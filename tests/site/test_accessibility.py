@@ -19,6 +19,7 @@ AXE = Path(__file__).with_name("vendor") / "axe-core" / "axe.min.js"
 PAGES = {
     "home": "/",
     "playbook page": "/playbook/checkpoint-cadence/",
+    "severity page": "/playbook/incident-response/",
     "records guide": "/records/",
     "run": "/generated/runs/demo-7b/",
     "incident log": "/generated/incidents/",

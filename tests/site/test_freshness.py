@@ -73,9 +73,10 @@ def open_page(browser: Browser, site_url: str) -> Iterator[Opener]:
 
 
 def expect_on_call(page: Page, now: str, next: str) -> None:
-    """The run page's two slots hold exactly this text, and nothing but text."""
-    expect(page.locator("[data-oncall-slot=now]")).to_have_text(now)
-    expect(page.locator("[data-oncall-slot=next]")).to_have_text(next)
+    """The run page's two slots, in its status strip and in its On call section, hold exactly
+    this text (the run has no contacts), and nothing but text."""
+    expect(page.locator("[data-oncall-slot=now]")).to_have_text([now, now])
+    expect(page.locator("[data-oncall-slot=next]")).to_have_text([next, next])
     assert page.locator("[data-oncall-slot] *").count() == 0
     assert page.locator("article img, article script, article a[href^='javascript:' i]").count() == 0
 

@@ -98,9 +98,10 @@ def _expected_box(root: Path) -> list[tuple[str, str | None, list[str]]]:
 
 def test_home_opens_with_the_paged_box(page: Page, site_url: str, built_site: Path) -> None:
     page.goto(site_url + "/")
-    box = page.locator("article h1 + .admonition")
+    box = page.locator("article h1 + .status-strip + details")  # under the status strip, collapsed
     expect(box).to_have_class(re.compile(r"\bpaged\b"))
-    expect(box.locator(".admonition-title")).to_have_text("Paged? Start here")
+    expect(box.locator("summary")).to_have_text("Paged? Start here")
+    box.locator("summary").click()
     rows = box.locator("li")
     expected = _expected_box(built_site.parent)
     expect(rows).to_have_count(len(expected))
@@ -120,7 +121,8 @@ def test_home_opens_with_the_paged_box(page: Page, site_url: str, built_site: Pa
 
 def test_the_paged_box_links_work(page: Page, site_url: str) -> None:
     page.goto(site_url + "/")
-    links = page.locator("article .admonition.paged li a")
+    page.locator("article details.paged summary").click()  # its one line opens the list
+    links = page.locator("article details.paged li a")
     titles = {f"generated/ladders/{lid}/": ladder["title"] for lid, ladder in LADDERS.items()}
     for href, text in [(a.get_attribute("href"), a.inner_text()) for a in links.all()]:
         response = page.request.get(f"{site_url}/{href}")

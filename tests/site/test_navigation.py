@@ -169,11 +169,14 @@ def test_counts_link_to_what_they_count(page: Page, site_url: str) -> None:
 
 
 def test_an_incident_links_its_facets_to_their_tags(page: Page, site_url: str) -> None:
+    """Its severity links to the severity's definition instead (tests/site/test_status_strip.py);
+    the page's tags still lead to the other incidents of that severity."""
     page.goto(site_url + "/generated/incidents/INC-0004/")
-    hrefs = {name: _row(page, name).get_by_role("link").get_attribute("href")
-             for name in ("Status", "Severity", "Symptom", "Layer")}
-    assert hrefs == {"Status": "../../tags/#tag:status-resolved", "Severity": "../../tags/#tag:severity-sev2",
-                     "Symptom": "../../tags/#tag:symptom-hang", "Layer": "../../tags/#tag:layer-network-fabric"}
+    severity = _row(page, "Severity").get_by_role("link").get_attribute("href")
+    assert severity == "../../../playbook/incident-response/#sev2"
+    hrefs = {name: _row(page, name).get_by_role("link").get_attribute("href") for name in ("Status", "Symptom", "Layer")}
+    assert hrefs == {"Status": "../../tags/#tag:status-resolved", "Symptom": "../../tags/#tag:symptom-hang",
+                     "Layer": "../../tags/#tag:layer-network-fabric"}
     page.goto(site_url + "/generated/tags/")
     for href in hrefs.values():
         section = page.locator(f"[id='{href.split('#')[1]}'] + *")

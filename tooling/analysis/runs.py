@@ -9,6 +9,7 @@ from tooling.analysis.budget import Budget, compute
 from tooling.analysis.feed import Feed, feed_of
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.paging import ladder_for
+from tooling.analysis.status import RunStatus, status_of
 from tooling.analysis.view import RecordView
 from tooling.records.model import Record, parse_time
 from tooling.records.runs import is_live, rotation
@@ -36,6 +37,7 @@ class RunCard(RecordView):
     open_incidents: list[IncidentView] = field(default_factory=list)
     budget: Budget | None = None
     feed: Feed | None = None  # None: the run has no machine feed, and its page shows none
+    status: RunStatus | None = None  # the status strip's line and the first-response commands
 
     @property
     def age_hours(self) -> int:
@@ -77,14 +79,14 @@ def run_cards(records: list[Record], incidents: list[IncidentView], *, now: date
         age = now - updated
         live = is_live(record.data)
         current, upcoming = oncall(record.data, now)
+        opened = [v for v in incidents if v.data.get("run") == record.id and v.data["status"] != "resolved"]
+        feed = feed_of(record.data, now=now, live=live, incidents=by_id, hang_ladder=hang.id if hang is not None else None)
         cards.append(RunCard(
             record, age, stale=live and age > STALE_AFTER, progress_pct=_progress(record.data),
             oncall_now=current, oncall_next=upcoming,
             known_issues=[(item, by_id.get(item["incident"])) for item in record.data.get("known_issues", [])],
-            open_incidents=[v for v in incidents
-                            if v.data.get("run") == record.id and v.data["status"] != "resolved"],
+            open_incidents=opened,
             budget=compute(record.data["budget"], rotation_size=len(rotation(record.data)))
             if "budget" in record.data else None,
-            feed=feed_of(record.data, now=now, live=live, incidents=by_id,
-                         hang_ladder=hang.id if hang is not None else None)))
+            feed=feed, status=status_of(record.data, feed, opened, now=now)))
     return cards

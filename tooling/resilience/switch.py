@@ -11,6 +11,12 @@ import os
 from pathlib import Path
 
 
+# The file names a run's directory is watched for; the run page's first-response block shows them
+# (tooling.analysis.status), so the commands it hands out are the ones this loop acts on.
+STOP_FILE = "STOP"
+SAVE_FILE = "SAVE"
+
+
 class Action(enum.Enum):
     CONTINUE = "continue"
     SAVE = "save"
@@ -18,7 +24,7 @@ class Action(enum.Enum):
 
 
 class KillSwitch:
-    def __init__(self, directory: str | Path, *, stop_name: str = "STOP", save_name: str = "SAVE") -> None:
+    def __init__(self, directory: str | Path, *, stop_name: str = STOP_FILE, save_name: str = SAVE_FILE) -> None:
         self.stop_path = Path(directory) / stop_name
         self.save_path = Path(directory) / save_name
 

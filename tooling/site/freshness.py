@@ -23,6 +23,7 @@ from markupsafe import Markup
 from tooling.analysis.runs import STALE_AFTER, RunCard, Shift, shifts
 from tooling.records.model import parse_time
 from tooling.records.runs import is_live
+from tooling.site.escape import md_inline
 from tooling.site.filters import ELAPSED, dt
 from tooling.site.i18n import ENGLISH, Edition
 
@@ -84,35 +85,85 @@ def feed_attrs_for(t: Edition) -> Callable[[RunCard], Markup]:
     return feed_attrs
 
 
-def shift_text(shift: Shift | None, words: str, nobody: str, *, t: Edition = ENGLISH) -> str:
-    """A slot's text, ``words`` with ``{person}``, ``{start}`` and ``{end}`` filled in: the one
-    function behind the build-time text and the texts the script chooses from, so they agree."""
+def reach(person: str, contacts: dict[str, str] | None = None) -> str:
+    """A person as the strip names them: with how to reach them when the record says."""
+    contact = (contacts or {}).get(person)
+    return f"{_inline(person)} ({_inline(contact)})" if contact else _inline(person)
+
+
+def nobody_text(card: RunCard, call: str, nobody: str) -> str:
+    """The text of an empty on-call slot: ``call`` with the run's escalation (and their contact)
+    filled in for ``{person}`` when the record names one, so that "nobody scheduled" says whom
+    to call; else ``nobody``. Raw text, as :func:`shift_text` gives it."""
+    status = card.status
+    if status is None or not status.escalation:
+        return str(nobody)
+    return str(call).format(person=reach(status.escalation, status.contacts))
+
+
+def shift_text(shift: Shift | None, words: str, nobody: str, *, t: Edition = ENGLISH,
+               contacts: dict[str, str] | None = None) -> str:
+    """A slot's text, ``words`` with ``{person}`` (and their contact, given ``contacts``),
+    ``{start}`` and ``{end}`` filled in: the one function behind the build-time text and the
+    texts the script chooses from, so they agree."""
     if shift is None:
         return str(nobody)
     # str(): a translated template message is markup; the names filled in here are record text
     # that the template escapes with the rest of the slot's text
-    return str(words).format(person=_inline(shift.person), start=dt(shift.start, t=t), end=dt(shift.end, t=t))
+    return str(words).format(person=reach(shift.person, contacts), start=dt(shift.start, t=t), end=dt(shift.end, t=t))
 
 
-def _shift_entry(shift: Shift, now: str, next: str, t: Edition) -> dict[str, str]:
+def _shift_entry(shift: Shift, now: str, next: str, t: Edition, contacts: dict[str, str] | None) -> dict[str, str]:
     return {"start": utc(shift.start), "end": utc(shift.end),
-            "now": shift_text(shift, now, "", t=t), "next": shift_text(shift, next, "", t=t)}
+            "now": shift_text(shift, now, "", t=t, contacts=contacts),
+            "next": shift_text(shift, next, "", t=t, contacts=contacts)}
 
 
 def oncall_attrs_for(built_at: datetime, t: Edition = ENGLISH) -> Callable[..., Markup]:
     """The template global ``oncall_attrs`` for a build at ``built_at``."""
 
-    def oncall_attrs(card: RunCard, *, now: str, next: str, nobody: str) -> Markup:
+    def oncall_attrs(card: RunCard, *, now: str, next: str, nobody: str,
+                     contacts: dict[str, str] | None = None) -> Markup:
         """Attributes of the element holding the on-call slots: every shift a reader can still
         meet (one over before the build can be neither now nor next) with its text in each
         slot (see :func:`shift_text`), and the text for an empty slot."""
-        entries = [_shift_entry(s, str(now), str(next), t) for s in shifts(card.data) if s.end > built_at]
+        entries = [_shift_entry(s, str(now), str(next), t, contacts) for s in shifts(card.data) if s.end > built_at]
         data = json.dumps(entries, ensure_ascii=False, separators=(",", ":"))
         return Markup(f' data-oncall="{attribute(data)}" data-oncall-nobody="{attribute(str(nobody))}"')
 
     return oncall_attrs
 
 
+def state_attrs_for(t: Edition) -> Callable[[RunCard, dict[str, str]], Markup]:
+    """The template global ``state_attrs`` for an edition."""
+
+    def state_attrs(card: RunCard, words: dict[str, str]) -> Markup:
+        """Attributes of a status strip's line: its feed (see ``feed_attrs``: the heartbeat and
+        the stall threshold of tooling.records.runs), the state the script starts from, and the
+        edition's ``words`` for each state; the script says "stalled" once the heartbeat is as
+        old as the threshold, unless the run ended."""
+        assert card.status is not None, "run_cards gives every card its status"
+        said = json.dumps({k: str(v) for k, v in words.items()}, ensure_ascii=False, separators=(",", ":"))
+        return feed_attrs_for(t)(card) + Markup(
+            f' data-run-base="{card.status.base}" data-run-words="{attribute(said)}"')
+
+    return state_attrs
+
+
+def since(when: datetime, text: str) -> Markup:
+    """A span of ``text``, the time since ``when`` (a checkpoint's save) as the build counts it,
+    which the script counts again with the reader's clock."""
+    return Markup(f'<span data-age-since="{utc(when)}">') + md_inline(text) + Markup("</span>")
+
+
+def words_attrs(t: Edition) -> Markup:
+    """The edition's words for durations, on an element whose spans the script refills; nothing
+    in English, the script's own words."""
+    return Markup("") if t.default else Markup(f' data-elapsed-words="{attribute(elapsed_words(t))}"')
+
+
 def template_globals(built_at: datetime, t: Edition = ENGLISH) -> dict[str, Callable[..., Any]]:
     return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at, t),
-                shift_text=partial(shift_text, t=t), feed_attrs=feed_attrs_for(t))
+                shift_text=partial(shift_text, t=t), feed_attrs=feed_attrs_for(t), state_attrs=state_attrs_for(t),
+                since=since, words_attrs=partial(words_attrs, t), reach=reach,
+                nobody_text=nobody_text)

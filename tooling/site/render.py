@@ -43,6 +43,7 @@ from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
 from tooling.site.source import Sources
 from tooling.site.reference import field_reference
+from tooling.site.response import template_globals as response_globals
 from tooling.site.rerender import Rerender, templates_stamp
 
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
@@ -113,7 +114,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
                 source=sources, tag_anchor=tag_anchor,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor,
-                **freshness_globals(analysis.now, t), **template_words(t, root),
+                **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label=t.gettext("Incidents per week by layer"), t=t),
                 gpu_chart=charts.horizontal_bars([(x.layer, x.gpu_hours) for x in layers],

@@ -82,10 +82,11 @@
     });
   }
 
-  // The words an element's page gives for durations, or the English ones.
+  // The words an element's page gives for durations (on it or around it), or the English ones.
   function elapsedWords(element) {
+    var holder = element.closest("[data-elapsed-words]");
     try {
-      return JSON.parse(element.getAttribute("data-elapsed-words") || "{}") || {};
+      return JSON.parse((holder && holder.getAttribute("data-elapsed-words")) || "{}") || {};
     } catch (error) {
       return {};
     }
@@ -114,6 +115,34 @@
     });
   }
 
+  // [data-run-base]: a line of the status strip (tooling/analysis/status.py). Its [data-run-state]
+  // names the run's state: "stalled" while refreshFeed (run first) has the line marked stalled,
+  // unless the run ended; else the state the build gave without the stall rule (data-run-base).
+  // Words from data-run-words, the page's; the state is also the word's class, for its colour.
+  function refreshState(element) {
+    var words;
+    try {
+      words = JSON.parse(element.getAttribute("data-run-words") || "{}") || {};
+    } catch (error) {
+      return;
+    }
+    var base = element.getAttribute("data-run-base");
+    var state = base !== "ended" && element.classList.contains("stalled") ? "stalled" : base;
+    if (!words[state]) return;
+    element.setAttribute("data-run-state-now", state);
+    element.querySelectorAll("[data-run-state]").forEach(function (word) {
+      word.textContent = words[state];
+      word.setAttribute("data-run-state", state);
+    });
+  }
+
+  // [data-age-since]: the time since a moment (a checkpoint's save), to the minute.
+  function refreshSince(element, now) {
+    var since = Date.parse(element.getAttribute("data-age-since"));
+    if (isNaN(since) || since - now > CLOCK_SLACK) return;
+    element.textContent = elapsed(Math.max(now - since, 0), elapsedWords(element));
+  }
+
   function refresh() {
     var now = Date.now();
     document.querySelectorAll("[data-updated-at][data-stale-after-hours]").forEach(function (element) {
@@ -124,6 +153,10 @@
     });
     document.querySelectorAll("[data-heartbeat-at]").forEach(function (element) {
       refreshFeed(element, now);
+    });
+    document.querySelectorAll("[data-run-base]").forEach(refreshState);
+    document.querySelectorAll("[data-age-since]").forEach(function (element) {
+      refreshSince(element, now);
     });
   }
 
