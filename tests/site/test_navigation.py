@@ -169,7 +169,7 @@ def test_counts_link_to_what_they_count(page: Page, site_url: str) -> None:
 
 
 def test_an_incident_links_its_facets_to_their_tags(page: Page, site_url: str) -> None:
-    """Its severity links to the severity's definition instead (tests/site/test_status_strip.py);
+    """Its severity links to the severity's definition instead (tests/site/test_status_strip_browser.py);
     the page's tags still lead to the other incidents of that severity."""
     page.goto(site_url + "/generated/incidents/INC-0004/")
     severity = _row(page, "Severity").get_by_role("link").get_attribute("href")
