@@ -97,7 +97,8 @@ def test_the_strip_carries_the_records_stall_rule_and_nobody_points_to_the_escal
             "Slack @carol\\)</span>") in strip
     assert "escalation: carol \\(pager 4411, Slack @carol\\)" in strip
     # open incidents by severity, the severity linked to its definition
-    assert "open incidents: [sev2](playbook/incident-response.md#sev2) [INC\\-0002](generated/incidents/INC-0002.md)" in strip
+    assert ("open incidents: [sev2](playbook/incident-response.md#sev2) "
+            "[INC\\-0002](generated/incidents/INC-0002.md)") in strip
     run_page = (generated / "runs" / "demo-7b.md").read_text()
     assert _attribute(run_page, "data-oncall-nobody") == nobody
     assert ("**[Escalation:](../../playbook/incident-response.md#escalation)** carol \\(pager 4411, Slack "

@@ -71,9 +71,9 @@ FIRST_FIVE_MINUTES = (
        "until you hand it over."),
     N_("Read the run's status strip: is it stalled, degraded or ended, and how old are its heartbeat and its "
        "last good checkpoint?"),
-    N_("If a metric looks wrong or bad checkpoints may be written, stop the line: the STOP file saves after "
+    N_("If a metric looks wrong or bad checkpoints may be written, stop the line: the `STOP` file saves after "
        "the current step and exits. Anyone may; a false alarm costs minutes."),
-    N_("Find the symptom and walk its ladder from step 1: on the node, tooling triage SYMPTOM --incident RUN "
+    N_("Find the symptom and walk its ladder from step 1: on the node, `tooling triage SYMPTOM --incident RUN` "
        "runs the checks and drafts the incident with their results."),
     N_("Set the incident's severity; for a sev1 or sev2 name a scribe and a comms person, or call the "
        "escalation if you are alone."),
