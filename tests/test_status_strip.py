@@ -1,6 +1,6 @@
 """The status strip, the first-response block and the severity page as rendered (issue 26 items
 1, 4 and 6): `tooling build --render-only` on the small corpus, its pages read as text. The
-browser's side (the reader's clock, the first screen, copy buttons) is tests/site/test_status_strip.py.
+browser's side (the reader's clock, the first screen, copy buttons) is tests/site/test_status_strip_browser.py.
 """
 from __future__ import annotations
 
