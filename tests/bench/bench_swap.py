@@ -27,6 +27,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(PROJECT / "labs" / "06-spare-nodes"))
 import check as lab6  # noqa: E402  (lab 6's cluster, job and logs, from its self-check)
+import cluster as lab6_cluster  # noqa: E402  (its records repository)
 
 STAGES = ("drained", "queued", "running", "training")
 
@@ -84,7 +85,7 @@ def main() -> None:
     plain: list[dict[str, float]] = []
     fault: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        out, records = Path(tmp) / "run", lab6.records_repository(Path(tmp) / "records")
+        out, records = Path(tmp) / "run", lab6_cluster.records_repository(Path(tmp) / "records")
         out.mkdir()
         try:
             cluster.script("start", "--nodes", "3", "--spares", "1", "--records", str(records),
