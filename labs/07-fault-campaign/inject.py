@@ -56,8 +56,9 @@ def settled(campaign: Campaign, kind: str, starts: int) -> None:
 
 def xid(campaign: Campaign, fault: Planned) -> Injection:
     node = campaign.nodes()[int(fault.target)]  # the job's first or second node (the spare, after a swap)
+    at = time.time()  # before the command: what it does may come before it returns
     campaign.cluster.script("inject", node, "xid", "79")
-    return Injection("xid", time.time(), f"Xid 79 on {node}", node=node)
+    return Injection("xid", at, f"Xid 79 on {node}", node=node)
 
 
 def planted(campaign: Campaign, fault: Planned) -> Injection:
@@ -67,16 +68,18 @@ def planted(campaign: Campaign, fault: Planned) -> Injection:
     inject = campaign.out / "inject"
     temporary = inject / f".{fault.kind}-{at}.tmp"
     temporary.write_text(json.dumps(what))
+    planted = time.time()  # fired() moves it to when the trainer got there
     temporary.rename(inject / f"{fault.kind}-{at}.json")  # whole, or not at all
     said = {"nan": f"NaN in rank {fault.target}'s batch at position {at}",
             "spike": f"a bad shard of {SPIKE_LENGTH} steps from position {at}",
             "hang": f"rank {fault.target} stops at position {at}"}[fault.kind]
-    return Injection(fault.kind, time.time(), said, position=at)
+    return Injection(fault.kind, planted, said, position=at)
 
 
 def preemption(campaign: Campaign, fault: Planned) -> Injection:
+    at = time.time()  # before the command: the signal may end the trainer before scancel returns
     campaign.cluster.sh("scancel", "--batch", "--signal=USR1", campaign.job)
-    return Injection("preemption", time.time(), f"USR1 to job {campaign.job}")
+    return Injection("preemption", at, f"USR1 to job {campaign.job}")
 
 
 def corrupt(campaign: Campaign, fault: Planned) -> Injection:
@@ -88,10 +91,10 @@ def corrupt(campaign: Campaign, fault: Planned) -> Injection:
     folder = campaign.out / "fs" / "checkpoints"
     newest = committed_steps(folder)[-1]
     shard = max(newest.shards, key=lambda s: s.bytes)
-    path = folder / newest.folder / shard.file
+    path, at = folder / newest.folder / shard.file, time.time()
     with path.open("r+b") as torn:
         torn.truncate(shard.bytes // 2)
-    return Injection("corrupt", time.time(), f"step {newest.step}'s {shard.file} cut to {shard.bytes // 2} bytes",
+    return Injection("corrupt", at, f"step {newest.step}'s {shard.file} cut to {shard.bytes // 2} bytes",
                      position=newest.step)
 
 
