@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from support import snapshot, tooling
+from tooling.records.load import parse_text
+from tooling.records.roundtrip import dump_field
 from tooling.rules.validate import repository_records
 from tooling.writers import edit
 
@@ -141,3 +143,11 @@ def test_a_file_that_keeps_changing_is_named_relative(repo: Path, monkeypatch: p
     assert str(raised.value) == (f"incidents/INC-0002.yaml: not changed: the file changed {edit.ATTEMPTS} times "
                                  "while it was being edited; expected it to hold still (run the command again)")
     assert path.read_text().count("# saved by an editor\n") == edit.ATTEMPTS and "mine, not" not in path.read_text()
+
+
+@pytest.mark.parametrize("text", ["0    " + "[x](y)" * 1000, "a  b " * 2000, "x" * 9000 + "   y"])
+def test_a_long_value_with_a_run_of_spaces_is_written_as_it_is_read(text: str) -> None:
+    """ruamel folds a word longer than its width onto a line of its own after the spaces before
+    it, and a fold keeps one space of the run: found by the record property test."""
+    loaded = parse_text("pm.yaml", dump_field("lessons", [text]))
+    assert loaded.findings == [] and loaded.data["lessons"] == [text]

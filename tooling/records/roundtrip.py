@@ -3,6 +3,7 @@ scalars are typed as the records' loader types them (tooling.records.scalars).""
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -38,7 +39,10 @@ def _reader(resolver: type[VersionedResolver] = RecordsResolver) -> YAML:
 def _yaml(mapping: int, sequence: int, offset: int) -> YAML:
     yaml = _reader()
     yaml.preserve_quotes = True
-    yaml.width = 4096  # never re-wrap the user's long lines
+    # Never fold a line: besides re-wrapping the user's long lines, ruamel puts a word longer
+    # than the width on a line of its own after the spaces before it, and a fold keeps one
+    # space of a run ('0    [x](y)…' read back as '0 [x](y)…').
+    yaml.width = sys.maxsize
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     return yaml
 
