@@ -1,19 +1,15 @@
 """The failure-mode catalogue, loaded once and checked like every record."""
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
-import jsonschema
-import yaml
-
+from tooling.catalogue import local
+from tooling.catalogue.checks import FLAGS, check, local_entries, raise_first, text
 from tooling.records.load import parse_text  # the one YAML reader: located errors, safe types
 
-FLAGS = re.IGNORECASE  # recognisers and keywords are matched without regard to case
+__all__ = ["FLAGS", "Catalogue", "CatalogueError", "FailureMode", "catalogue", "check"]
 
 
 @dataclass(frozen=True)
@@ -83,50 +79,7 @@ class CatalogueError(ValueError):
 
 
 def _text(name: str, package: str = "tooling.catalogue") -> str:
-    return resources.files(package).joinpath(name).read_text("utf-8")
-
-
-def check(entries: Any) -> list[str]:
-    """Problems of a catalogue: its schema, unique ids, compiling patterns, known automations."""
-    schema = json.loads(_text("failure-modes.schema.json", "tooling.schemas"))
-    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-                for e in jsonschema.Draft202012Validator(schema).iter_errors(entries)]
-    if problems:
-        return problems
-    automations = {a["id"] for a in yaml.safe_load(_text("automations.yaml"))}
-    seen: dict[str, str] = {}
-    for entry in entries:
-        if entry["id"] in seen:
-            problems.append(f"{entry['id']}: the id is used twice")
-        seen[entry["id"]] = entry["id"]
-        if entry["automation"] not in automations:
-            problems.append(f"{entry['id']}: automation {entry['automation']!r} is not in automations.yaml")
-        problems += _refinement(entry, seen, entries)
-        for pattern in [*entry.get("recognisers", []), *entry.get("keywords", [])]:
-            try:
-                re.compile(pattern, FLAGS)
-            except re.error as exc:
-                problems.append(f"{entry['id']}: pattern {pattern!r} does not compile: {exc}")
-    for kind in ("xid", "errno", "exit_codes"):
-        owners: dict[int, str] = {}
-        for entry in entries:
-            for code in entry.get(kind, []):
-                if code in owners:
-                    problems.append(f"{entry['id']}: {kind} {code} already belongs to {owners[code]}")
-                owners[code] = entry["id"]
-    return problems
-
-
-def _refinement(entry: dict[str, Any], before: dict[str, str], entries: list[dict[str, Any]]) -> list[str]:
-    """A mode refines one that exists and comes after it (specific before general, so no cycle)."""
-    parent = entry.get("refines")
-    if parent is None:
-        return []
-    if parent not in {e["id"] for e in entries}:
-        return [f"{entry['id']}: refines {parent!r}, which is not in the catalogue"]
-    if parent in before:
-        return [f"{entry['id']}: refines {parent!r}, which must come after it (specific before general)"]
-    return []
+    return text(name, package)
 
 
 def _mode(entry: dict[str, Any]) -> FailureMode:
@@ -135,13 +88,27 @@ def _mode(entry: dict[str, Any]) -> FailureMode:
     return FailureMode(**plain, **tuples)
 
 
-@lru_cache(maxsize=1)
 def catalogue() -> Catalogue:
+    """The failure modes: the shipped catalogue, merged with the local one of the repository
+    named by :func:`tooling.catalogue.local.repository` (a broken local one: a located UserError)."""
+    return _merged(local.refresh())
+
+
+@lru_cache(maxsize=1)
+def shipped_entries() -> list[dict[str, Any]]:
     loaded = parse_text("tooling/catalogue/failure_modes.yaml", _text("failure_modes.yaml"))
     if loaded.findings:
         raise CatalogueError(f"the failure-mode catalogue is broken: {loaded.findings[0].format()}")
-    entries = loaded.data
-    problems = check(entries)
+    problems = check(loaded.data)
     if problems:
         raise CatalogueError("the failure-mode catalogue is broken: " + "; ".join(problems[:10]))
+    return loaded.data
+
+
+@lru_cache(maxsize=4)
+def _merged(current: tuple[str, int, int] | None) -> Catalogue:
+    entries = shipped_entries()
+    if current is not None:
+        entries, found = local_entries(current[0], entries)
+        raise_first(found)
     return Catalogue(tuple(_mode(e) for e in entries))

@@ -65,8 +65,11 @@ def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.Ar
 
 
 def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
+    from tooling.catalogue.local import repository  # the work's: not loaded to build the parser
+
     root = args.root.resolve() if args.root else find_root()
     try:
-        return module_of(args.command).run(args, root=root, clock=Clock(args.now), argv=argv)
+        with repository(root):  # the catalogue every command reads is the shipped one and root's own
+            return module_of(args.command).run(args, root=root, clock=Clock(args.now), argv=argv)
     except FieldError as exc:
         raise exc.naming(option_names(command_parser(parser, args.command))) from None
