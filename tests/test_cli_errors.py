@@ -175,10 +175,10 @@ def test_set_addresses_list_items_by_number(repo: Path) -> None:
 
 @pytest.mark.parametrize("args, line", [
     (["review"], "tooling: error: review: the following arguments are required: POSTMORTEM-ID"),
-    (["bogus"], "tooling: error: argument COMMAND: Expected one of: ['validate', 'new-incident', 'new-postmortem', "
+    (["bogus"], "tooling: error: argument COMMAND: Expected one of: ['init', 'validate', 'new-incident', 'new-postmortem', "
                 "'new-run', 'set', 'report', 'job', 'scan', 'watch', 'import', 'export', 'build', 'serve', "
                 "'publish', 'repeats', 'review', 'budget', 'stacks', 'triage', 'watchdog', 'health-check', "
-                "'preflight', 'data-check'] "
+                "'preflight', 'data-check', 'doctor'] "
                 "but received: 'bogus'"),
     (["--now", "0001-01-01T00:00:00+00:00", "repeats"],
      "tooling: error: argument --now: expected a time in the years 1990-2099 but received: '0001-01-01T00:00:00+00:00'"),

@@ -24,11 +24,11 @@ from tooling.records.layout import find_root
 # the modules of this package that are commands, in the order `tooling --help` lists them; a new
 # command is a module and its line here
 COMMANDS = (
-    "validate", "new_incident", "new_postmortem", "new_run", "set_fields", "report", "job",
+    "init", "validate", "new_incident", "new_postmortem", "new_run", "set_fields", "report", "job",
     "scan", "watch", "import_history", "export",
     "build", "serve", "publish",
     "repeats", "review", "budget",
-    "stacks", "triage", "watchdog", "health_check", "preflight", "data_check",
+    "stacks", "triage", "watchdog", "health_check", "preflight", "data_check", "doctor",
 )
 
 
