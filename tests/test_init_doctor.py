@@ -58,7 +58,7 @@ def test_lang_picks_the_editions(tmp_path: Path) -> None:
     english = _init(tmp_path / "en")
     both = _init(tmp_path / "both", "--lang", "ko,en", "--name", "Team: wiki")
     assert "i18n" not in _plugins(english) and "*.ko.md" in yaml.safe_load((english / "mkdocs.yml").read_text())["exclude_docs"]
-    assert _plugins(both) == ["search", "tags", "i18n", "playbook-editions", "playbook", "literate-nav"]
+    assert _plugins(both) == ["search", "tags", "i18n", "playbook", "playbook-editions", "literate-nav"]
     config = yaml.safe_load((both / "mkdocs.yml").read_text(encoding="utf-8"))
     assert config["site_name"] == "Team: wiki" and "exclude_docs" not in config
     assert [lang["locale"] for lang in config["plugins"][2]["i18n"]["languages"]] == ["en", "ko"]

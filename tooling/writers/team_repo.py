@@ -72,6 +72,7 @@ def planned(*, name: str, langs: tuple[str, ...], demo: bool) -> dict[str, str]:
               "requirement": f"resilience-playbook-tooling[wiki]=={version}"}
     both = "ko" in langs
     values["editions"] = _fill(_template("i18n.yml"), values).rstrip("\n") if both else ""
+    values["editions_search"] = _template("editions.yml").rstrip("\n") if both else ""
     values["english_only"] = "" if both else _template("english-only.yml").rstrip("\n")
     files = {path: _fill(_template(template), values) for path, template in TEMPLATES.items()}
     files.update({f"{folder}/{KEEP}": "" for folder in EMPTY_DIRS})
