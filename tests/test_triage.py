@@ -79,6 +79,16 @@ def test_a_missing_ladder_names_the_file_it_expected(tmp_path: Path, how: str) -
                "symptom in runbooks/ladders/)\n")
 
 
+def test_a_repository_that_takes_the_shipped_playbook_walks_the_shipped_ladder(tmp_path: Path) -> None:
+    """A team's repository (its mkdocs.yml names the `playbook` plugin) has every shipped ladder
+    it has no file of its own for (tests/site/test_team_repository.py: one it overrides)."""
+    (tmp_path / "mkdocs.yml").write_text("site_name: team\nplugins:\n  - playbook\n", encoding="utf-8")
+    result = tooling("triage", "nan", cwd=tmp_path)
+    shipped = yaml.safe_load((PROJECT / "runbooks" / "ladders" / "nan.yaml").read_text(encoding="utf-8"))
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith(f"{shipped['title']}: {len(shipped['steps'])} checks")
+
+
 RERUN = "    skipped: needs a new run of the training; start it by hand when the cheaper checks are clear"
 NO_PID = "    skipped: needs the PID of a training process: pass --pid"
 NO_JOB = "    skipped: needs the SLURM job: run it inside the job or set SLURM_JOB_ID=JOBID"

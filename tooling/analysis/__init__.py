@@ -19,7 +19,7 @@ from tooling.analysis.similarity import Index, Suggestion, likely_repeats
 from tooling.analysis.trends import Trends, trends
 from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.errors import UserError
-from tooling.records.layout import record_dirs
+from tooling.records.layout import record_sources
 from tooling.records.model import Record
 from tooling.rules.validate import Checked, validate
 
@@ -81,7 +81,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
 def load_analysis(root: Path, *, now: datetime, checked: Checked | None = None) -> Analysis:
     """Validated records turned into the analysis; any validation error stops here. ``checked``:
     record files checked before (`tooling serve`), checked again only if they changed."""
-    report = validate(record_dirs(root), root=root, now=now, checked=checked)
+    report = validate(record_sources(root), root=root, now=now, checked=checked)
     if report.errors:
         lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
         more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""

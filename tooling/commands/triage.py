@@ -13,7 +13,7 @@ from tooling import arguments
 from tooling.errors import UserError
 from tooling.now import Clock
 from tooling.records.kinds import KINDS
-from tooling.records.layout import SUFFIXES, path_of
+from tooling.records.layout import SUFFIXES, path_of, shipped_record
 
 if TYPE_CHECKING:
     from tooling.diagnose.triage import StepResult
@@ -52,10 +52,13 @@ def load_ladder(root: Path, symptom: str, *, now: datetime) -> dict:
     from tooling.rules.validate import validate
 
     folder = KINDS["ladder"].directory
-    if not any((root / folder / f"{symptom}{suffix}").is_file() for suffix in SUFFIXES):
-        raise UserError(f"{folder}/{symptom}.yaml: no such file; expected the {symptom} ladder there "
-                        f"(one file per symptom in {folder}/)")
-    path = path_of(root, symptom, kinds=["ladder"])
+    # the repository's own ladder overrides the one shipped with the package
+    path = shipped_record(root, "ladder", symptom)
+    if path is None:
+        if not any((root / folder / f"{symptom}{suffix}").is_file() for suffix in SUFFIXES):
+            raise UserError(f"{folder}/{symptom}.yaml: no such file; expected the {symptom} ladder there "
+                            f"(one file per symptom in {folder}/)")
+        path = path_of(root, symptom, kinds=["ladder"])
     report = validate([path], root=root, now=now)
     if report.errors:
         lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:20])

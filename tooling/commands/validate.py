@@ -11,7 +11,7 @@ from tooling import arguments
 from tooling.messages import counted
 from tooling.now import Clock
 from tooling.records.findings import Severity
-from tooling.records.layout import record_dirs
+from tooling.records.layout import record_sources
 
 NAME = "validate"
 HELP = "check records against their schemas and each other"
@@ -33,7 +33,7 @@ def validate_command(paths: Sequence[str], *, root: Path, now: datetime, strict:
     from tooling.catalogue.modes import shipped_entries
     from tooling.rules.validate import validate
 
-    targets = [Path(p) for p in paths] or record_dirs(root)
+    targets = [Path(p) for p in paths] or record_sources(root)
     # a broken local catalogue is reported as its file's findings, the records checked meanwhile
     # against the shipped catalogue (its first problem would otherwise stop every check)
     with repository(root if holds(root, shipped_entries()) else None):

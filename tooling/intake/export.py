@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tooling.errors import UserError
-from tooling.records.layout import record_dirs
+from tooling.records.layout import record_sources
 from tooling.records.model import Record, parse_time
 from tooling.rules.validate import validate
 
@@ -22,7 +22,7 @@ SHOWN_ERRORS = 50
 
 def incidents(root: Path, *, now: datetime) -> list[Record]:
     """The repository's incidents in detection order; any validation error stops here."""
-    report = validate(record_dirs(root), root=root, now=now)
+    report = validate(record_sources(root), root=root, now=now)
     if report.errors:
         lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:SHOWN_ERRORS])
         more = f"\n... and {len(report.errors) - SHOWN_ERRORS} more" if len(report.errors) > SHOWN_ERRORS else ""

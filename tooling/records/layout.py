@@ -17,8 +17,13 @@ from tooling.records.findings import excerpt, shown_path
 from tooling.records.kinds import KINDS, RECORD_DIRS
 from tooling.records.reading import read_text
 from tooling.records.schema import field_spec
+from tooling.records.shipped import shipped_root, takes_shipped
 
 SUFFIXES = (".yaml", ".yml")  # tooling writes .yaml; both are read
+# Kinds that come with the package (tooling.records.shipped): a team's repository has them
+# without copying them, and its own file of the same id overrides the shipped one. Incidents,
+# postmortems and runs are only ever the team's own.
+SHIPPED_KINDS = ("ladder", "ladder-overlay", "stack", "stack-overlay")
 _MARKERS = ("mkdocs.yml", *RECORD_DIRS)
 
 
@@ -44,6 +49,42 @@ def find_root(start: Path | None = None) -> Path:
 def record_dirs(root: Path) -> list[Path]:
     """The record folders that exist under ``root``."""
     return [root / d for d in RECORD_DIRS if (root / d).is_dir()]
+
+
+def shipped_records(root: Path) -> list[Path]:
+    """The shipped ladders and stack (and their translations) that the repository at ``root``
+    does not override: a file of its own with the same id overrides the shipped record and its
+    translations, one with the same id and language only that translation. None for a repository
+    that does not take the shipped playbook (its mkdocs.yml names no `playbook` plugin) and for the
+    shipped root itself (this repository), whose records are its own."""
+    if not takes_shipped(root):
+        return []
+    found = []
+    for folder in sorted({KINDS[k].directory for k in SHIPPED_KINDS}):
+        shipped = shipped_root() / folder
+        names = sorted(p.name for p in shipped.iterdir() if p.is_file()) if shipped.is_dir() else []
+        for name in names:
+            stem = record_stem(name)
+            if stem is None:
+                continue
+            own = {stem, stem.split(".", 1)[0]}  # hang.ko: hang.ko.yaml, or hang.yaml, of the team's
+            if not any((root / folder / f"{s}{suffix}").exists() for s in own for suffix in SUFFIXES):
+                found.append(shipped / name)
+    return found
+
+
+def record_sources(root: Path) -> list[Path]:
+    """Everything the repository at ``root`` reads as its records: its record folders and the
+    shipped records it does not override. validate, build and triage all read these."""
+    return [*record_dirs(root), *shipped_records(root)]
+
+
+def shipped_record(root: Path, kind: str, record_id: str) -> Path | None:
+    """The shipped file of the ``kind`` record ``record_id`` that ``root`` reads, or None (no such
+    record shipped, or the repository overrides it)."""
+    names = {f"{record_id}{suffix}" for suffix in SUFFIXES}
+    folder = shipped_root() / KINDS[kind].directory
+    return next((p for p in shipped_records(root) if p.name in names and p.parent == folder), None)
 
 
 def meant_name(name: str) -> str | None:
@@ -91,7 +132,7 @@ def record_files(paths: Iterable[Path], *, misnamed: list[str] | None = None) ->
 
 
 def repository_files(root: Path) -> list[str]:
-    return record_files(record_dirs(root))
+    return record_files(record_sources(root))
 
 
 @lru_cache(maxsize=None)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 from tooling.records.findings import Finding
 from tooling.records.kinds import RECORD_DIRS
-from tooling.records.layout import SUFFIXES
+from tooling.records.layout import SUFFIXES, shipped_records
 from tooling.records.load import Loaded, load_file
 
 
 class RecordNames:
-    """The names under the record folders of ``root``, listed once (taken when first asked)."""
+    """The names under the record folders of ``root`` and of the shipped records it reads,
+    listed once (taken when first asked)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -34,6 +35,10 @@ class RecordNames:
                 for parent, dirs, names in os.walk(self.root / top):
                     dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                     self._folders.append((parent, {*names, *dirs}))
+            # the shipped ladders and stack it does not override, listed after its own as
+            # repository_files lists them
+            for path in shipped_records(self.root):
+                self._folders.append((str(path.parent), {path.name}))
         return self._folders
 
     def files(self, stem: str) -> list[str]:

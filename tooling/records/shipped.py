@@ -1,17 +1,42 @@
 """Where the playbook this package ships lives: its pages (``docs/``), its ladders and stack
-(``runbooks/``) and its bundled example records, laid out as in this repository.
+(``runbooks/``), the lab pages' READMEs and its bundled example records, laid out as in this
+repository.
 
 Installed from a wheel, they are package data under ``tooling/playbook/``, copied there from the
-checkout when the wheel is built; run from a checkout (an editable install, the tests), they are
-the checkout itself, so nothing lives twice. A team's repository reads these and overrides any
-piece by a file of the same path (or a record of the same id) of its own.
+checkout when the wheel is built (setup.py, by :data:`SHIPPED`); run from a checkout (an editable
+install, the tests), they are the checkout itself, so nothing lives twice. A team's repository
+reads these and overrides any piece by a file of the same path (or a record of the same id) of
+its own (:func:`layered`; records: tooling.records.layout).
+
+Only the standard library here: setup.py loads this file by its path while building a wheel.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
 PACKAGED = "playbook"  # tooling/playbook/: the folder the wheel carries them in
+# What the wheel carries, as globs from the checkout's root: the pages in both languages, their
+# assets, navigation and theme overrides; the ladders and the stack with their translations; the
+# labs' READMEs and charts (the lab pages of the site); the example records `tooling init --demo`
+# writes. MANIFEST.in puts the same folders in the sdist.
+SHIPPED = ("docs/**/*", "runbooks/ladders/*.yaml", "runbooks/stack*.yaml", "runbooks/runs/*.yaml",
+           "incidents/*.yaml", "labs/README*.md", "labs/*/README*.md", "labs/*/*.svg")
+NOT_SHIPPED = ("docs/generated/",)  # written by `tooling build` in each repository, never shipped
+
+
+def shipped_files(checkout: Path) -> list[str]:
+    """The files of ``checkout`` that the wheel carries (paths relative to it, '/' separators),
+    hidden files and what `tooling build` writes left out."""
+    found: set[str] = set()
+    for pattern in SHIPPED:
+        for path in checkout.glob(pattern):
+            relative = path.relative_to(checkout).as_posix()
+            hidden = any(part.startswith(".") or part == "__pycache__" for part in relative.split("/"))
+            if path.is_file() and not hidden and not relative.startswith(NOT_SHIPPED):
+                found.add(relative)
+    return sorted(found)
 
 
 @lru_cache(maxsize=None)
@@ -31,3 +56,34 @@ def shipped_root() -> Path:
 def is_shipped(root: Path) -> bool:
     """Whether ``root`` is the shipped playbook itself (this repository, dogfooding it)."""
     return root.resolve() == shipped_root()
+
+
+# A repository takes the shipped playbook by naming its mkdocs plugin (tooling.site.playbook): a
+# line "- playbook" (or "- playbook:" with options) under plugins in mkdocs.yml
+_NAMES_PLUGIN = re.compile(r"^\s*-\s*[\"']?playbook[\"']?\s*(?::.*)?(?:#.*)?$", re.MULTILINE)
+
+
+def takes_shipped(root: Path) -> bool:
+    """Whether the repository at ``root`` reads the shipped ladders and stack beside its own: its
+    mkdocs.yml names the `playbook` plugin, and it is not the shipped playbook itself."""
+    config = root / "mkdocs.yml"
+    try:
+        stat = config.stat()
+    except OSError:
+        return False
+    return _names_plugin(str(config), stat.st_mtime_ns, stat.st_size) and not is_shipped(root)
+
+
+@lru_cache(maxsize=16)
+def _names_plugin(path: str, changed: int, size: int) -> bool:  # keyed by its change: `serve` reads it again
+    try:
+        return _NAMES_PLUGIN.search(Path(path).read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def layered(root: Path, relative: str) -> Path:
+    """The file or folder at ``relative`` in the repository ``root`` where it has one, else the
+    shipped one (which may not exist either)."""
+    own = root / relative
+    return own if own.exists() else shipped_root() / relative

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from tooling.records.findings import Finding, Severity, excerpt
-from tooling.records.layout import meant_name, record_dirs, record_files, repository_files
+from tooling.records.layout import meant_name, record_files, record_sources, repository_files
 from tooling.records.locate import stat_key
 from tooling.records.model import Record
 from tooling.rules.crossref import check_all
@@ -100,9 +100,10 @@ def _misnamed(path: str) -> Finding:
 
 
 def _covers(paths: Sequence[Path], root: Path) -> bool:
-    """Whether ``paths`` include every record folder, so the repository need not be walked again."""
+    """Whether ``paths`` include every record folder and shipped record the repository reads, so
+    it need not be walked again."""
     given = {os.path.realpath(p) for p in paths}
-    return all(os.path.realpath(d) in given for d in record_dirs(root))
+    return all(os.path.realpath(d) in given for d in record_sources(root))
 
 
 def _records(results: Iterable[Result]) -> tuple[list[Record], list[Finding], list[Record]]:
