@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tooling.records.shipped import layered
+
 # A link to another lab's README, in any edition: ](03-nan-guard/README.md) or README.ko.md
 _README_LINK = re.compile(r"\]\(([\w.-]+)/README(?:\.[a-z]{2})?\.md\)")
 # README.ko.md -> "ko"
@@ -19,7 +21,7 @@ _TRANSLATION = re.compile(r"README\.([a-z]{2})\.md")
 def lab_pages(root: Path) -> dict[str, str]:
     """{path under the generated folder: text} for every lab page, asset and the labs nav, in
     every language a README is translated into."""
-    labs = root / "labs"
+    labs = layered(root, "labs/README.md").parent  # a team's repository: the labs the package ships
     if not (labs / "README.md").is_file():
         return {}
     folders = sorted(p for p in labs.iterdir() if (p / "README.md").is_file())

@@ -23,9 +23,11 @@ from urllib.parse import quote, urljoin
 from pathspec import GitIgnoreSpec
 
 from tooling.records.model import Record
+from tooling.records.shipped import layered, shipped_root
 from tooling.site.config import SiteConfig
 from tooling.site.history import Change
 from tooling.site.pages import GENERATED_DIR
+from tooling.site.playbook import excluded_lines
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Sources:
         self.edit_base = edit_base(config)
         docs_dir = str(config.get("docs_dir") or "docs")
         self.docs_prefix = Path(os.path.relpath(GENERATED_DIR, docs_dir)).as_posix() + "/"
-        self.excluded = GitIgnoreSpec.from_lines(str(config.get("exclude_docs") or "").splitlines())
+        self.excluded = GitIgnoreSpec.from_lines(excluded_lines(config))
         self.newest = utc_minute(max((self._changed(r.path) for r in records),
                                 default=datetime.fromtimestamp(0, timezone.utc)))
         self.known: dict[str, Source] = {}
@@ -79,8 +81,12 @@ class Sources:
     def __call__(self, record: Record) -> Source:
         known = self.known.get(record.path)
         if known is None:  # asked for each page of each edition: found once per render
-            path = self._relative(record.path)
-            known = self.known[record.path] = Source(path, self._edit_url(path), utc_minute(self._changed(record.path)))
+            path, edit_url = self._relative(record.path), None
+            if os.path.isabs(path):  # a record shipped with the package: no file of the repository to edit
+                path = Path(os.path.relpath(record.path, shipped_root())).as_posix()
+            else:
+                edit_url = self._edit_url(path)
+            known = self.known[record.path] = Source(path, edit_url, utc_minute(self._changed(record.path)))
         return known
 
     def front_matter(self, relative: str, item: Any, text: str) -> str:
@@ -92,12 +98,15 @@ class Sources:
         record = item if isinstance(item, Record) else getattr(item, "record", None)
         if isinstance(record, Record):
             origin, path = self._relative(record.path), record.path
+            origin = None if os.path.isabs(origin) else origin  # shipped with the package: nothing to edit
         elif (origin := _lab_origin(relative)) is not None:
             path = os.path.join(self.roots[0], origin)  # the history's key: under the root as given, made absolute
+            if not os.path.exists(path):  # a team's repository: the lab pages the package ships
+                path, origin = str(layered(Path(self.roots[0]), origin)), None
         else:  # drawn from many records
             return with_front_matter(text, {"revision_date": self.newest})
         fields = {"revision_date": utc_minute(self._changed(path))}
-        if (url := self._edit_url(origin)) is not None:
+        if origin is not None and (url := self._edit_url(origin)) is not None:
             fields["edit_url"] = url
         return with_front_matter(text, fields)
 

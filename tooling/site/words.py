@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 
 from tooling.analysis.candidates import AVAILABILITY, STATES as AUTOMATION_STATES
 from tooling.messages import N_, Message, render
+from tooling.records.shipped import shipped_root
 from tooling.site.i18n import Edition
 
 STATES = {s: s for s in (*AUTOMATION_STATES, *AVAILABILITY)}  # marked for the catalogue where they are defined
@@ -70,7 +71,9 @@ def playbook_title(target: str, t: Edition, docs: Path) -> str:
     english = f"{title}: {section.replace('-', ' ')}" if section else title
     if t.default:
         return english
-    translated = docs / f"{page.removesuffix('.md')}.{t.lang}.md"
+    # a page the repository does not have is the package's, in every edition (tooling.site.playbook)
+    folder = docs if (docs / page).is_file() else shipped_root() / "docs"
+    translated = folder / f"{page.removesuffix('.md')}.{t.lang}.md"
     try:  # keyed by the file's change time too: `tooling serve` renders again after an edit
         headings = _headings(translated, translated.stat().st_mtime_ns)
     except OSError:
