@@ -54,8 +54,8 @@ def test_building_the_parser_loads_none_of_the_work() -> None:
     light = ("tooling.commands", "tooling.records", "tooling.fs", "tooling.rules.time_rules", "tooling.slurm.signals")
     heavy = [m for m in loaded if m.split(".")[0] != "tooling" or not (
         m.startswith(light) or m in ("tooling", "tooling.main", "tooling.arguments", "tooling.errors",
-                                     "tooling.error_handler", "tooling.messages", "tooling.now", "tooling.rules",
-                                     "tooling.slurm"))]
+                                     "tooling.distribution", "tooling.error_handler", "tooling.messages", "tooling.now",
+                                     "tooling.rules", "tooling.slurm"))]
     assert heavy == []
     assert "tooling.records.load" not in loaded  # the store's modules that parse and check records
 

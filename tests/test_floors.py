@@ -25,7 +25,8 @@ PACKAGE = PROJECT / "tooling"
 
 # lowest first; a module's floor is the floor of the longest of these names that starts it
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("fs, errors", ("tooling.fs", "tooling.errors", "tooling.messages", "tooling.programs", "tooling.now")),
+    ("fs, errors", ("tooling.fs", "tooling.errors", "tooling.messages", "tooling.programs", "tooling.now",
+                    "tooling.distribution")),
     # error_handler: the CLI's and the server's one error presenter, quotes with records.findings.excerpt
     ("records (the store)", ("tooling.records", "tooling.schemas", "tooling.error_handler")),
     ("catalogue", ("tooling.catalogue",)),

@@ -113,20 +113,21 @@ def test_dev_serve_installs_the_site_alone_and_dev_test_adds_its_extras_once(tmp
         return [line for line in log.read_text().splitlines() if "pip install" in line]
 
     pip = "python -m pip install --quiet --disable-pip-version-check -e"
-    assert dev("serve") == [f"{pip} ."]
-    assert dev("test") == [f"{pip} .[test,labs]"]
+    assert dev("serve") == [f"{pip} .[wiki]"]
+    assert dev("test") == [f"{pip} .[wiki,test,labs]"]
     assert dev("serve") == []
     assert dev("test") == []
     with (tmp_path / "pyproject.toml").open("a") as changed:
         changed.write("\n# changed\n")
-    assert dev("test") == [f"{pip} .[test,labs]"]
-    assert dev("serve") == []  # the test install brought the package too
+    assert dev("test") == [f"{pip} .[wiki,test,labs]"]
+    assert dev("serve") == []  # the test install brought the package and the wiki extra too
     assert log.read_text().splitlines() == ["tooling validate", "tooling serve"]
 
     with open(project / "pyproject.toml", "rb") as handle:
         config = tomllib.load(handle)["project"]
-    assert "torch==2.13.0" in config["optional-dependencies"]["labs"]
-    assert not [d for d in config["dependencies"] if d.startswith("torch")], "the site must not need PyTorch"
+    assert "torch==2.13.0" in config["optional-dependencies"]["training"]
+    assert not [d for d in config["optional-dependencies"]["wiki"] if d.startswith("torch")], \
+        "the site must not need PyTorch"
 
 
 def test_a_taken_port_is_refused_in_one_line_before_anything_is_rendered(repo: Path) -> None:

@@ -5,6 +5,8 @@
 - an operating-system error (full disk, read-only folder, no permission): one line naming
   the path and what to do, exit 1;
 - Ctrl-C: exit 130;
+- a module of an extra that this install lacks (the command line without the ``wiki`` extra):
+  one line naming the extra and the pip command, exit 1;
 - anything else is a bug: one line naming a log file that holds the traceback, exit 3.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+from tooling.distribution import missing_extra
 from tooling.errors import UserError
 from tooling.records.findings import excerpt, shown_path
 
@@ -46,6 +49,8 @@ def run_handled(action: Callable[[], int]) -> int:
         return 128 + 13  # as a shell reports a death by SIGPIPE
     except OSError as exc:
         return _fail(f"tooling: error: {os_message(exc)}", 1)
+    except ModuleNotFoundError as exc:
+        return _fail(f"tooling: {said(exc)}", 1 if missing_extra(exc) else BUG_EXIT)
     except Exception as exc:  # the catch-all: a bug, never a user's fault
         return _fail(f"tooling: {said(exc)}", BUG_EXIT)
 
@@ -57,6 +62,8 @@ def said(exc: Exception) -> str:
         return f"error: {exc}"
     if isinstance(exc, OSError):
         return f"error: {os_message(exc)}"
+    if isinstance(exc, ModuleNotFoundError) and (hint := missing_extra(exc)):
+        return f"error: {hint}"
     log = _log_traceback()
     where = f"the traceback is in {log}" if log else "the traceback is above"
     return f"internal error: {type(exc).__name__}: {excerpt(str(exc), 200)}; {where} (please report it)"

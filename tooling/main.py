@@ -13,8 +13,7 @@ from tooling.slurm.signals import catch_early
 # trainer catches the scheduler's signals from its first moments (a USR1 must not kill it)
 catch_early(sys.argv)
 
-from tooling import arguments  # noqa: E402
-from tooling.commands import add_commands, dispatch, module_of  # noqa: E402
+from tooling.distribution import version  # noqa: E402
 from tooling.error_handler import run_handled  # noqa: E402
 from tooling.errors import UsageError  # noqa: E402
 
@@ -40,6 +39,11 @@ _INVALID_CHOICE = re.compile(r"invalid choice: (?P<value>.*) \(choose from (?P<c
 
 
 def _parser() -> argparse.ArgumentParser:
+    # the commands and their arguments need the `wiki` extra: imported here, inside run_handled, so
+    # that an install without it ends in one line naming the extra (tooling.distribution)
+    from tooling import arguments
+    from tooling.commands import add_commands
+
     parser = _Parser(prog=PROG, description=(
         "Resilience playbook: records of incidents, postmortems and training runs, "
         "validated and rendered into a site."))
@@ -47,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--now", type=arguments.timestamp, metavar="TIME",
                         help="the time every command takes as now, e.g. 2026-11-29T12:00:00+00:00 "
                              "(default: the clock; for reproducible builds and tests)")
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     # --now is also accepted after the command; SUPPRESS keeps the top-level value when it is not
     common = _Parser(add_help=False)
     common.add_argument("--now", type=arguments.timestamp, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -74,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parse_and_dispatch(arguments: list[str]) -> int:
+    if arguments == ["--version"]:  # answered in any install, the base one too (the parser needs the wiki extra)
+        print(f"{PROG} {version()}")
+        return 0
+    from tooling.commands import dispatch, module_of
+
     _check_text(arguments)
     parser = _parser()
     args, extra = parser.parse_known_args(arguments)
