@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
+import without_wiki
 from support import PROJECT
 
 PACKAGE = PROJECT / "tooling"
@@ -191,3 +195,38 @@ def test_the_resilience_package_loads_nothing_of_the_playbook() -> None:
     assert [m for m in loaded if not m.startswith(("tooling.resilience", "tooling.fs", "tooling.errors"))
             and m != "tooling"] == []
     assert written  # the write itself happened, in the writer process
+
+
+@pytest.mark.slow  # ~3 s: a fresh interpreter imports torch
+def test_the_resilience_package_imports_nothing_but_the_standard_library_torch_and_the_file_helpers() -> None:
+    """In a process that refuses every module of the wiki extra (mkdocs, jinja2, YAML, ruamel,
+    Markdown, the schemas' validators: tests/without_wiki.py), the package and each of its modules
+    import, and load no module beyond the standard library, torch (and what torch itself loads)
+    and tooling.fs; a run reporter that finds no writer there says so once, and training goes on."""
+    script = (
+        "import json, logging, os, sys, pkgutil, importlib\n"
+        "import torch, torch.distributed, torch.distributed.checkpoint\n"
+        "with_torch = set(sys.modules)\n"
+        "import tooling.resilience\n"
+        "for info in pkgutil.iter_modules(tooling.resilience.__path__):\n"
+        "    importlib.import_module('tooling.resilience.' + info.name)\n"
+        "loaded = sorted(set(sys.modules) - with_torch)\n"
+        "logging.basicConfig(stream=sys.stderr, format='%(message)s')\n"
+        "reporter = tooling.resilience.RunReporter('demo-7b', root=os.getcwd(), every=0.0)\n"
+        "written = []\n"
+        "for step in (1, 2, 3):\n"
+        "    reporter.step(step, loss=torch.tensor(0.5))\n"
+        "    written.append(reporter.flush(timeout=30))\n"
+        "reporter.close()\n"
+        "print(json.dumps([sorted({m.partition('.')[0] for m in with_torch}), loaded, written]))\n")
+    with tempfile.TemporaryDirectory() as folder:
+        env = {key: value for key, value in os.environ.items() if key != "TOOLING_EXECUTABLE"}
+        done = without_wiki.run(script, cwd=folder, env={**env, "PATH": "/usr/bin:/bin"})  # no `tooling` there
+    assert done.returncode == 0, done.stderr
+    torch_loads, loaded, written = json.loads(done.stdout)
+    outside = [m for m in loaded if m.partition(".")[0] not in {*sys.stdlib_module_names, *torch_loads}
+               and not m.startswith(("tooling.resilience", "tooling.fs")) and m != "tooling"]
+    assert outside == []
+    assert written == [False, False, False]
+    [warning] = [line for line in done.stderr.splitlines() if "run reporter" in line]  # once, for three writes
+    assert "lacks the package's 'wiki' extra" in warning and "TOOLING_EXECUTABLE=" in warning

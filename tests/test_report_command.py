@@ -64,7 +64,18 @@ BAD = {
                             "tooling: error: --incident: only for --event end or drain, not --event start"),
     "resume without its step": (["--event", "resume", "--job-id", "1"], 2, "tooling: error: --step: missing; "
                                 "expected the step of the checkpoint resumed from with --event resume"),
+    "serve with a run": (["--serve"], 2, "tooling: error: RUN: not with --serve; expected --serve alone (each request "
+                                         "names its run and repository)"),
 }
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    ([], "tooling: error: RUN: missing; expected the run id (runbooks/runs/<id>.yaml)"),
+    (["--serve", "--step", "3"], "tooling: error: --step: not with --serve; expected --serve alone (each request names "
+                                 "its run and repository)")])
+def test_a_report_without_its_run_or_a_serve_with_options_is_one_line(repo: Path, args: list[str], line: str) -> None:
+    result = tooling("report", *args, cwd=repo)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", line + "\n")
 
 
 @pytest.mark.parametrize("case", sorted(BAD))

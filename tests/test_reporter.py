@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import without_wiki
 from support import CORPUS, snapshot, tmpfs, tooling
 from tooling.records.load import load_file
 from tooling.resilience import RunReporter
@@ -207,3 +209,33 @@ def test_without_a_root_the_reporter_writes_into_the_repository_above_its_folder
     reporter.step(7, loss=1.5)
     reporter.close()
     assert (reporter.writes, record(repo)["progress"]["step"]) == (1, 7)
+
+
+@pytest.mark.parametrize("named_by", ["PATH", "TOOLING_EXECUTABLE", "argument"])
+def test_without_the_wiki_extra_another_environments_tooling_writes_the_record(repo: Path, tmp_path: Path,
+                                                                                named_by: str) -> None:
+    """A training environment without the wiki extra (tests/without_wiki.py) cannot write records:
+    its reporter starts `tooling report --serve` of another environment (here a launcher outside
+    this environment's folder, running the project's own), found on PATH or named, and the record
+    is written there, the child reading the same requests as `python -m tooling.writers.feed_server`."""
+    other = tmp_path / "other-env" / "bin"
+    other.mkdir(parents=True)
+    launcher = other / "tooling"
+    launcher.write_text(f"#!/bin/sh\nexec {Path(sys.executable).with_name('tooling')} \"$@\"\n")
+    launcher.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if key != "TOOLING_EXECUTABLE"}
+    env["PATH"] = f"{other}:/usr/bin:/bin" if named_by == "PATH" else "/usr/bin:/bin"
+    if named_by == "TOOLING_EXECUTABLE":
+        env["TOOLING_EXECUTABLE"] = str(launcher)
+    given = f", tooling={str(launcher)!r}" if named_by == "argument" else ""
+    done = without_wiki.run(
+        "from tooling.resilience import RunReporter\n"
+        "from tooling.resilience.record_writer import writer_command\n"
+        f"reporter = RunReporter('demo-7b', root={str(repo)!r}, every=3600{given})\n"
+        "reporter.step(9, loss=0.25, tokens=72)\n"
+        "assert reporter.flush(), 'not written'\n"
+        "reporter.close()\n"
+        f"print(writer_command({str(launcher)!r} if {bool(given)} else None))\n", env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str([str(launcher), "report", "--serve"])
+    assert (record(repo)["progress"]["step"], record(repo)["progress"]["loss"]) == (9, 0.25)

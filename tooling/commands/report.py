@@ -2,7 +2,9 @@
 
 For loops that are not Python (or not ours) and for hooks: it writes through the same function as
 :class:`tooling.resilience.RunReporter` (:func:`tooling.writers.feed_writes.feed_run`), so a person's
-edit of the record is never lost and ``updated_at`` is left to people.
+edit of the record is never lost and ``updated_at`` is left to people. ``tooling report --serve`` is
+that reporter's writer process for a training environment without the ``wiki`` extra: it answers the
+reporter's writes, one JSON line each on stdin (:mod:`tooling.writers.feed_server`).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ ONLY_FOR = {"exit_code": ("end",), "state": ("end",), "incident": ("end", "drain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", metavar="RUN", help="run id (runbooks/runs/<id>.yaml)")
+    parser.add_argument("run", metavar="RUN", nargs="?", help="run id (runbooks/runs/<id>.yaml)")
     parser.add_argument("--step", type=arguments.natural, help="the step reached")
     parser.add_argument("--loss", type=arguments.finite, help="training loss at that step")
     parser.add_argument("--tokens", type=arguments.natural, help="tokens seen so far")
@@ -46,10 +48,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--detail", help="anything else worth one line, for --event")
     parser.add_argument("--sample-every", type=arguments.seconds, default=SAMPLE_EVERY, metavar="SECONDS",
                         help="keep one progress sample per this many seconds (default: %(default)g)")
+    parser.add_argument("--serve", action="store_true",
+                        help="instead: write what a RunReporter of another environment sends, one JSON line each on "
+                             "stdin, until stdin ends")
 
 
 def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    if args.serve:
+        return _serve(args)
+    if args.run is None:
+        raise UsageError("RUN: missing; expected the run id (runbooks/runs/<id>.yaml)")
     return report_command(args, root=root, now=clock())
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """RunReporter's writer process, for a trainer whose environment cannot write records."""
+    from tooling.writers.feed_server import main
+
+    named = ("run", "step", *PROGRESS, "checkpoint_step", "checkpoint_path", "event", *EVENT)
+    given = [name for name in named if getattr(args, name) is not None] + ["checkpoint_verified"] * args.checkpoint_verified
+    if given:
+        raise UsageError(f"{'RUN' if given[0] == 'run' else flag(given[0])}: not with --serve; expected --serve "
+                         "alone (each request names its run and repository)")
+    main()
+    return 0
 
 
 def flag(name: str) -> str:

@@ -18,7 +18,10 @@ starts ``python -m tooling.writers.feed_server``), which words them as ``tooling
 and writes them through :func:`tooling.writers.feed_writes.feed_run`: locked, re-read, only the
 machine fields, so a person's edit of the same file is never lost. Its YAML work would hold the
 GIL for a good part of a second, and this package imports nothing of the records: it lifts into a
-training loop alone. ``close()`` (or leaving the ``with``) writes the last values.
+training loop alone. In an environment without the package's ``wiki`` extra, the writer process is
+another environment's ``tooling report --serve``: ``tooling=`` (or ``$TOOLING_EXECUTABLE``) names it,
+else the first ``tooling`` on PATH that is not this environment's. ``close()`` (or leaving the
+``with``) writes the last values.
 
 It never stalls or crashes training: a slow, long-locked or unwritable repository only delays
 the thread; a failed write is logged (``logging``, logger ``tooling.resilience.reporter``) once
@@ -57,11 +60,12 @@ def rank() -> int:
 class RunReporter:
     """Report a training loop's progress into ``runbooks/runs/<run_id>.yaml`` under ``root``
     (default: the repository above the working folder), at most once per ``every`` seconds;
-    ``sample_every``: seconds per ``feed.samples`` item (default: the feed's, half an hour)."""
+    ``sample_every``: seconds per ``feed.samples`` item (default: the feed's, half an hour);
+    ``tooling``: the ``tooling`` executable that writes the record (default: see the module's docstring)."""
 
     def __init__(self, run_id: str, *, root: str | Path | None = None, every: float = 60.0,
                  sample_every: float | None = None, checkpoints: Any = None, total_steps: int | None = None,
-                 lock_timeout: float = 30.0) -> None:
+                 lock_timeout: float = 30.0, tooling: str | Path | None = None) -> None:
         self.run_id, self.every, self.sample_every = run_id, every, sample_every
         self.root = Path(root) if root is not None else None  # None: found by the writer, above ``start``
         self.start = Path.cwd()
@@ -77,7 +81,7 @@ class RunReporter:
         self._written: Values | None = None  # the values of the last write that succeeded
         self._checkpoint: tuple[int, str] | None = None  # (step, file) last verified
         self._failures: set[str] = set()
-        self._writer = RecordWriter()
+        self._writer = RecordWriter(str(tooling) if tooling is not None else None)
 
     # -- the training thread's side: constant time, no I/O ------------------------------------
     def step(self, step: int, *, loss: Any = None, tokens: Any = None, tokens_per_s: Any = None) -> None:

@@ -2,8 +2,9 @@
 
 ``python -m tooling.writers.feed_server`` is what :class:`tooling.resilience.record_writer.RecordWriter`
 starts, by that name, at the reporter's first write: the training process never imports the
-records. Each request is one JSON line on stdin, answered by one line on stdout, ``{"ok": true}``
-or ``{"error": "LockTimeout: ..."}``::
+records. A training environment without the package's ``wiki`` extra starts ``tooling report
+--serve`` of another environment instead (the same :func:`main`). Each request is one JSON line
+on stdin, answered by one line on stdout, ``{"ok": true}`` or ``{"error": "LockTimeout: ..."}``::
 
     {"root": "/playbook" | null, "start": "/playbook/train", "run": "demo-7b", "now": ISO,
      "step": {"step": 50, "total_steps": 1000, "loss": 2.5, "tokens": 400, "tokens_per_s": 3900.0,
@@ -61,8 +62,13 @@ def serve(requests: IO[str], replies: IO[str]) -> None:
         replies.flush()
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The writer process: at the lowest priority, deaf to the trainer's signals, until stdin ends."""
     os.nice(19)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     serve(sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
