@@ -41,8 +41,9 @@ Each imports torch lazily enough that ``tooling`` itself never needs it; the nam
 imported on first use (``from tooling.resilience import Watchdog``), so importing one
 primitive does not import the others. None imports anything of the package but the small file
 helpers (:mod:`tooling.fs`): the run reporter's writes go to a process started by name
-(``python -m tooling.writers.feed_server``), so this package lifts into a training loop alone
-(tests/test_floors.py says so).
+(``python -m tooling.writers.feed_server``, or another environment's ``tooling report --serve``
+where this one has the package without its ``wiki`` extra), so this package lifts into a training
+loop alone, beside torch and nothing of the docs stack (tests/test_floors.py says so).
 """
 from __future__ import annotations
 
