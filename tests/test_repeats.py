@@ -290,8 +290,12 @@ def test_repeats_json_on_the_bundled_records() -> None:
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     groups = {tuple(c["incidents"]): c for c in report["candidates"]}
-    assert groups[("INC-0004", "INC-0007")]["automation"]["id"] == "collective-hang-watchdog"
+    # the eval hang of INC-0014 is another failure, but the hang watchdog would have handled it too
+    hang = groups[("INC-0004", "INC-0007", "INC-0014")]
+    assert (hang["automation"]["id"], hang["level"]) == ("collective-hang-watchdog", "same automation")
+    assert hang["failures"] == [["INC-0004", "INC-0007"], ["INC-0014"]] and hang["state"] == "automated"
     assert groups[("INC-0002", "INC-0011")]["automation"]["id"] == "gpu-xid-drain"
+    assert groups[("INC-0002", "INC-0011")]["level"] == "same failure"
     # PM-0001 #6 (drain and swap on Xid 79) is the automation this failure calls for, in progress
     assert groups[("INC-0002", "INC-0011")]["state"] == "automation in progress"
 
@@ -299,7 +303,7 @@ def test_repeats_json_on_the_bundled_records() -> None:
 def test_repeats_table_on_a_terminal_width() -> None:
     result = tooling("repeats", cwd=PROJECT, env={"COLUMNS": "200"})
     assert result.returncode == 0
-    assert "Automation candidates" in result.stdout and "INC-0004, INC-0007" in result.stdout
+    assert "Automation candidates" in result.stdout and "INC-0004, INC-0007, INC-0014" in result.stdout
 
 
 LABELLED = CORPUS / "repeats"

@@ -2,7 +2,9 @@
 
 Run: ./dev bench   (or .venv/bin/python tests/bench/bench_repeats.py [--tiny])
 Prints the time to group each size (target: 100,000 in under 10 s, growing near-linearly,
-since there is no all-pairs comparison) and the process's peak memory (target: under 1 GiB).
+since there is no all-pairs comparison), the time the second level then adds (the same failures
+joined by the automation that would have handled them, what the candidates ranking counts) and
+the process's peak memory (target: under 1 GiB).
 `--tiny` (1,000 and 10,000) is the smoke test's size: a few seconds, figures not meaningful.
 """
 from __future__ import annotations
@@ -13,8 +15,10 @@ import resource
 import time
 from datetime import datetime, timedelta, timezone
 
+from tooling.analysis.identity import identify_all
 from tooling.analysis.incidents import incident_views
-from tooling.analysis.repeats import group_ids
+from tooling.analysis.levels import families
+from tooling.analysis.repeats import groups_of
 from tooling.records.model import Record
 
 FAILURES = [  # (layer, symptom, log line with {n} noise slots)
@@ -52,11 +56,15 @@ def generate(count: int, seed: int = 0) -> list[Record]:
     return records
 
 
-def measure(count: int) -> tuple[float, int]:
+def measure(count: int) -> tuple[float, int, float, int]:
+    """Seconds to group (identities included) and the groups; seconds the automation level adds
+    and its families."""
     views = incident_views(generate(count))
     began = time.perf_counter()
-    groups = group_ids(views)
-    return time.perf_counter() - began, len(groups)
+    groups = groups_of(views, identities := identify_all(views))
+    grouped = time.perf_counter()
+    joined = families(groups, identities)
+    return grouped - began, len(groups), time.perf_counter() - grouped, len(joined)
 
 
 def main() -> None:
@@ -67,9 +75,10 @@ def main() -> None:
     print("repeat grouping benchmark (fingerprints + union-find, no pairwise comparison)")
     results = {}
     for count in (small, large):
-        seconds, groups = measure(count)
+        seconds, groups, level, joined = measure(count)
         results[count] = seconds
-        print(f"  {count:>7,} incidents -> {groups:>6,} groups in {seconds:6.2f} s  ({seconds / count * 1e6:5.1f} us each)")
+        print(f"  {count:>7,} incidents -> {groups:>6,} groups in {seconds:6.2f} s  ({seconds / count * 1e6:5.1f} us each);"
+              f" -> {joined:,} by automation in {level:.2f} s more")
     growth = results[large] / results[small]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"  10x the incidents took {growth:.1f}x the time (linear would be 10x)")

@@ -213,6 +213,8 @@ def test_the_candidates_state_comes_from_the_action_board(page: Page, site_url: 
         # The drain-and-swap item of the hang postmortem automates the ECC failure, not the hang.
         "Drain and swap a failing GPU node automatically": (
             "automation in progress", {("PM-0001", 6): "in-progress", ("PM-0900", 1): "open"}),
+        # three storage failures seen once each, which the one storage guard would each have handled
+        "Watch quota and inodes, clean up before the save fails": ("automation planned", {("PM-0002", 5): "open"}),
     }
     for state, items in candidates.values():
         assert {key: board[key] for key in items} == {key: ("automate", s) for key, s in items.items()}

@@ -13,6 +13,7 @@ from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
 from tooling.analysis.identity import Identity, identify_all
 from tooling.analysis.candidates import Candidate, candidates
+from tooling.analysis.levels import Family, families
 from tooling.analysis.repeats import Group, groups_of
 from tooling.analysis.runs import RunCard, run_cards
 from tooling.analysis.similarity import Index, Suggestion, likely_repeats
@@ -40,6 +41,7 @@ class Analysis:
     index: Index  # the text-similarity index, built once for suggestions and for new incidents
     identities: dict[str, Identity]  # incident id -> the failure it is (see analysis.identity)
     groups: list[Group]  # every incident in exactly one group, with why they belong together
+    families: list[Family]  # the groups one automation would each have handled, joined (analysis.levels)
     failure_modes: list[tuple[FailureMode, int]]  # the catalogue, with this repository's incidents of each
     paging: list[PagedSymptom]  # 'Paged? Start here': each symptom's ladder and latest incidents
 
@@ -56,6 +58,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
     postmortems = postmortem_views(records, incidents, now=now)
     identities = identify_all(incidents)
     groups = groups_of(incidents, identities)
+    found = families(groups, identities)
     index = Index(incidents)
     ladders = sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id)
     return Analysis(
@@ -67,12 +70,13 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         actions=action_board(postmortems),
         trends=trends(incidents),
         ladders=ladders,
-        candidates=candidates(groups, postmortems, identities),
+        candidates=candidates(found, postmortems, identities),
         suggestions=likely_repeats([g.incidents for g in groups], index),
         stack=next((r for r in records if r.kind == "stack"), None),
         index=index,
         identities=identities,
         groups=groups,
+        families=found,
         failure_modes=mode_counts(identities.values()),
         paging=paging(ladders, incidents),
     )

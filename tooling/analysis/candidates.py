@@ -1,9 +1,9 @@
 """Automation candidates: failures seen twice or more, with what they cost and what the action-item
 board says about automating them (the notes' rule: the same incident twice calls for automation).
 
-The groups come from :mod:`tooling.analysis.repeats`; the automation each failure calls for from
-its failure mode's catalogue entry (:mod:`tooling.catalogue.modes`), else from the automation
-catalogue's own conditions (:mod:`tooling.catalogue.automations`). Whether that automation ships
+The groups are families of :mod:`tooling.analysis.levels`: one failure seen again, or failures
+that the same automation would each have handled (every divergence for the rollback), so the
+ranking counts all the occurrences one automation removes; each candidate says its level. Whether that automation ships
 comes from its catalogue entry, whether it is in place from the incidents it handled
 (``handled_by``): nothing else in a repository says what runs on its clusters.
 """
@@ -16,9 +16,8 @@ from datetime import date, timedelta
 from tooling.analysis.identity import Identity
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView
-from tooling.analysis.repeats import Group
-from tooling.catalogue.automations import Automation, by_id, catalogue as automations, suggest
-from tooling.catalogue.modes import catalogue
+from tooling.analysis.levels import SAME_FAILURE, Family, group_mode
+from tooling.catalogue.automations import Automation, catalogue as automations
 from tooling.catalogue.signatures import normalise
 from tooling.messages import N_, Message
 
@@ -34,7 +33,9 @@ class Candidate:
     planned_by: list[str] = field(default_factory=list)  # "PM-0001 #3": the rows of `actions`
     actions: list[ActionItemRow] = field(default_factory=list)  # the board's items automating it
     failure_mode: str | None = None
-    reason: tuple[Message, ...] = ()  # why these incidents are one failure
+    reason: tuple[Message, ...] = ()  # why these incidents are one group
+    level: str = SAME_FAILURE  # one of levels.LEVELS
+    failures: list[list[IncidentView]] = field(default_factory=list)  # its same-failure groups
 
     @property
     def occurrences(self) -> int:
@@ -125,38 +126,41 @@ class AutomationItems:
         return [rows[key] for key in sorted(rows)]
 
 
-def _state(group: list[IncidentView], rows: list[ActionItemRow]) -> str:
-    """What the board says about this failure's automation: any done item followed by another
-    incident means it does not work; otherwise it is automated only when every item is done."""
+def _state(failures: list[list[IncidentView]], rows: list[ActionItemRow]) -> str:
+    """What the board says about this automation: a failure it was done for (seen by the day the
+    first item was done; every failure when none was) seen again after that day means it does
+    not work; otherwise it is automated only when every item is done. A failure first seen after
+    that day is counted as the automation's, but whether the item covers it is a person's call."""
     if not rows:
         return "not automated"
     statuses = {row.item["status"] for row in rows}
     done = [date.fromisoformat(row.item.get("done_on") or row.item.get("due") or "9999-12-31")
             for row in rows if row.item["status"] == "done"]
-    if done and any(v.detected.date() > min(done) for v in group):
-        return "automation not working"
+    if done:
+        since = min(done)
+        seen = [g for g in failures if any(v.detected.date() <= since for v in g)] or failures
+        if any(v.detected.date() > since for g in seen for v in g):
+            return "automation not working"
     if statuses == {"done"}:
         return "automated"
     return "automation in progress" if statuses & {"in-progress", "done"} else "automation planned"
 
 
-def candidates(groups: list[Group], postmortems: list[PostmortemView],
+def candidates(found: list[Family], postmortems: list[PostmortemView],
                identities: dict[str, Identity]) -> list[Candidate]:
-    """Failures seen twice or more (a record may stand for several), in tiers (:func:`_tier`),
+    """Families seen twice or more (a record may stand for several), in tiers (:func:`_tier`),
     each most occurrences first, then most GPU-hours lost."""
     out, items = [], AutomationItems(postmortems)
-    for group in groups:
-        views = group.incidents
+    for family in found:
+        views = family.incidents
         if sum(v.occurrences for v in views) < 2:
             continue
         signatures = Counter(normalise(s) for v in views for s in v.data.get("signatures", []))
         top = signatures.most_common(1)[0][0] if signatures else ""
-        modes = Counter(m.id for v in views if (m := identities[v.id].mode) is not None and not m.generic)
-        mode = modes.most_common(1)[0][0] if modes else None
-        automation = _automation(mode, views, signatures)
-        rows = items.of(views, automation)
-        out.append(Candidate(views, top, automation, _state(views, rows), [f"{r.postmortem} #{r.index}" for r in rows],
-                             rows, failure_mode=mode, reason=group.explanation))
+        rows = items.of(views, family.automation)
+        out.append(Candidate(views, top, family.automation, _state([g.incidents for g in family.failures], rows), [f"{r.postmortem} #{r.index}" for r in rows],
+                             rows, failure_mode=group_mode(views, identities), reason=family.explanation,
+                             level=family.level, failures=[g.incidents for g in family.failures]))
     return sorted(out, key=lambda c: (_tier(c), -c.occurrences, -c.gpu_hours, c.incidents[0].id))
 
 
@@ -166,12 +170,3 @@ def _tier(c: Candidate) -> int:
     if c.state == "automation not working":
         return 0
     return 2 if c.availability == "in place" else 1
-
-
-def _automation(mode: str | None, views: list[IncidentView], signatures: Counter[str]) -> Automation:
-    """The automation the failure mode calls for; the catalogue's conditions when no mode is known."""
-    known = catalogue().get(mode) if mode else None
-    if known is not None and (found := by_id(known.automation)) is not None:
-        return found
-    texts = [*signatures, *(v.data["title"] for v in views)]
-    return suggest(views[0].data["layer"], views[0].data["symptom"], texts)

@@ -36,7 +36,8 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
 
 
 def _candidate(rank: int, c: Candidate) -> dict[str, Any]:
-    return {"rank": rank, "incidents": [v.id for v in c.incidents], "occurrences": c.occurrences,
+    return {"rank": rank, "level": c.level, "incidents": [v.id for v in c.incidents],
+            "failures": [[v.id for v in failure] for failure in c.failures], "occurrences": c.occurrences,
             "failure_mode": c.failure_mode, "reason": render(c.reason),
             "layer": c.layer, "symptom": c.symptom, "signature": c.signature,
             "gpu_hours_lost": c.gpu_hours, "steps_lost": c.steps_lost,
@@ -69,14 +70,15 @@ def _table(analysis: Analysis) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title="Automation candidates: the same failure more than once", show_lines=True)
+    table = Table(title="Automation candidates: the same failure again, or failures the same automation would have handled",
+                  show_lines=True)
     for heading in ("#", "Incidents", "Failure", "GPU-h", "Steps", "Hours to resolve", "Automate", "State"):
         table.add_column(heading, overflow="fold", justify="right" if heading in ("#", "GPU-h", "Steps") else "left")
     for rank, c in enumerate(analysis.candidates, 1):
         state = f"[bold red]{c.state}[/]" if c.state == "automation not working" else c.state
         # record text (signatures in the reason) is shown as written, never read as rich markup
         table.add_row(str(rank), escape(", ".join(v.id for v in c.incidents)),
-                      escape(f"{c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}"),
+                      escape(f"{c.level}: {c.failure_mode or c.layer + ' / ' + c.symptom}\n{render(c.reason)}"),
                       f"{c.gpu_hours:,.0f}", f"{c.steps_lost:,}",
                       f"{c.hours_to_resolve:,.1f}", escape(f"{c.automation.title}\n{availability(c)}"), state)
     return table

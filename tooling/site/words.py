@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from tooling.analysis.candidates import AVAILABILITY, STATES as AUTOMATION_STATES
+from tooling.analysis.levels import LEVELS
 from tooling.messages import N_, Message, render
 from tooling.records.shipped import shipped_root
 from tooling.site.i18n import Edition
 
-STATES = {s: s for s in (*AUTOMATION_STATES, *AVAILABILITY)}  # marked for the catalogue where they are defined
+STATES = {s: s for s in (*AUTOMATION_STATES, *AVAILABILITY, *LEVELS)}  # marked for the catalogue where they are defined
 
 # The glosses of the symptoms in the incident schema (tooling.analysis.paging.meanings).
 MEANINGS = {m: m for m in (
