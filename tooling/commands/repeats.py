@@ -21,10 +21,38 @@ HELP = "failures seen more than once, ranked as automation candidates"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--for", dest="incident", metavar="INC-x",
+                        help="only the earlier incidents this one most likely repeats, each with why")
 
 
 def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
+    if args.incident:
+        return for_command(args.incident, root=root, now=clock(), as_json_output=args.json)
     return repeats_command(root=root, now=clock(), as_json_output=args.json)
+
+
+def for_command(incident_id: str, *, root: Path, now: datetime, as_json_output: bool) -> int:
+    """The earlier incidents ``incident_id`` most likely repeats (what filing it suggested), one a line."""
+    from tooling.analysis import load_analysis
+    from tooling.analysis.repeats import earlier_repeats_of
+    from tooling.errors import UserError
+
+    analysis = load_analysis(root, now=now)
+    views = {v.id: v for v in analysis.incidents}
+    if incident_id not in views:
+        raise UserError(f"--for: no incident {incident_id!r} in this repository; expected an id such as "
+                        f"{next(iter(views), 'INC-0001')!r}")
+    found = earlier_repeats_of(views[incident_id], analysis.incidents, analysis.index)
+    if as_json_output:
+        print(json.dumps({"incident": incident_id, "likely_repeats": [
+            {"incident": other, "reason": render(why), "title": views[other].data["title"]} for other, why in found]},
+            indent=2, ensure_ascii=False))
+        return 0
+    if not found:
+        print(f"no earlier incident looks like {incident_id}")
+    for other, why in found:
+        print(f"{other}  {render(why)}: {views[other].data['title']}")
+    return 0
 
 
 def as_json(analysis: Analysis) -> dict[str, Any]:

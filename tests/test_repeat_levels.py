@@ -1,0 +1,209 @@
+"""Repeats at two levels and suggestions at filing time (issue 25 items 3 and 4): made-up sets for
+each mechanism, then both levels and the suggestions scored on every labelled corpus.
+
+The "same automation" labels are derived only from labels that exist: a label names a failure
+mode (``mode`` or ``mode/slug``), and the catalogue names that mode's automation; failures whose
+automation only guides a person, and labels that name no mode of the catalogue, keep their own
+label. Never from the tool's output."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import PROJECT, tooling
+from test_repeats import HELDOUT, HELDOUT_2, LABELLED, NOW, REALWORLD, _pairs, _truth
+from tooling.analysis import analyse
+from tooling.analysis.incidents import incident_views
+from tooling.analysis.levels import SAME_AUTOMATION, SAME_FAILURE
+from tooling.analysis.repeats import earlier_repeats_of
+from tooling.analysis.similarity import Index
+from tooling.catalogue.automations import by_id
+from tooling.catalogue.modes import catalogue
+from tooling.messages import render
+from tooling.records.model import Record
+from tooling.rules.validate import validate
+
+
+def _incident(n: int, *, day: int | None = None, **fields: Any) -> Record:
+    data = {"kind": "incident", "id": f"INC-{n:04d}", "title": f"incident {n}", "run": "r", "status": "resolved",
+            "severity": "sev2", "symptom": "crash", "layer": "unknown",
+            "detected_at": f"2026-11-{day or n:02d}T10:00:00+00:00", **fields}
+    return Record(f"incidents/INC-{n:04d}.yaml", data)
+
+
+def _write(root: Path, records: list[Record]) -> Path:
+    """The records as files of a repository: of a cluster, not a run, and still open."""
+    (root / "incidents").mkdir()
+    for r in records:
+        data = {k: v for k, v in r.data.items() if k != "run"} | {"status": "open", "scope": "cluster", "cluster": "c"}
+        (root / r.path).write_text(json.dumps(data))
+    return root
+
+
+def _levels(records: list[Record]) -> dict[tuple[str, ...], tuple[str, list[list[str]], str]]:
+    """Candidate incidents -> (level, its failures, automation id)."""
+    return {tuple(v.id for v in c.incidents): (c.level, [[v.id for v in f] for f in c.failures], c.automation.id)
+            for c in analyse(records, now=NOW).candidates}
+
+
+def test_two_divergences_of_different_causes_are_two_failures_but_one_automation() -> None:
+    records = [_incident(1, symptom="divergence", layer="training-dynamics", failure_mode="training.divergence",
+                         signatures=["loss diverged at step 1200 after the data mix switched to code shards"]),
+               _incident(2, symptom="loss-spike", layer="training-dynamics",
+                         title="loss spiked at step 9000 and came back"),
+               _incident(3, symptom="crash", layer="scheduler", failure_mode="scheduler.preemption"),
+               _incident(4, symptom="crash", layer="scheduler", failure_mode="scheduler.preemption")]
+    found = _levels(records)
+    # a loss spike no mode names still joins: the rollback reacts to the symptom itself
+    assert found[("INC-0001", "INC-0002")] == (SAME_AUTOMATION, [["INC-0001"], ["INC-0002"]], "divergence-rollback")
+    assert found[("INC-0003", "INC-0004")] == (SAME_FAILURE, [["INC-0003", "INC-0004"]], "preemption-auto-resume")
+    strict = [[v.id for v in g.incidents] for g in analyse(records, now=NOW).groups]
+    assert ["INC-0001"] in strict and ["INC-0002"] in strict  # the strict level keeps them apart
+
+
+def test_a_failure_only_a_runbook_handles_joins_nothing_and_a_guess_from_the_layer_joins_nothing() -> None:
+    segfault = ["Segmentation fault (core dumped) in the fused optimizer kernel"]
+    records = [_incident(1, failure_mode="process.segfault", signatures=segfault),
+               _incident(2, failure_mode="cuda.oom"),
+               _incident(3, layer="framework", title="a deprecated argument was ignored"),  # preflight by layer only
+               _incident(4, layer="framework", title="the optimizer state was not saved")]
+    assert _levels(records) == {}  # four failures seen once each, none joined
+
+
+def test_the_level_and_the_failures_in_repeats_json(tmp_path: Path) -> None:
+    _write(tmp_path, [_incident(n, layer="storage", symptom="checkpoint", failure_mode=mode)
+                      for n, mode in ((1, "storage.quota"), (2, "storage.inode-exhaustion"), (3, "storage.quota"))])
+    result = tooling("repeats", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [candidate] = json.loads(result.stdout)["candidates"]
+    assert candidate["level"] == "same automation" and candidate["occurrences"] == 3
+    assert candidate["failures"] == [["INC-0001", "INC-0003"], ["INC-0002"]]
+    assert candidate["automation"]["id"] == "storage-capacity-guard"
+    # the automation the failures share, then why the quota incidents are one failure
+    assert candidate["reason"] == ("2 failures the same automation would have handled: storage.quota, "
+                                   "storage.inode-exhaustion; failure mode storage.quota")
+
+
+# -- suggestions at filing time: each with its reason, in one line
+
+def _suggested(records: list[Record], target: str) -> list[tuple[str, str]]:
+    views = incident_views(records)
+    found = earlier_repeats_of(next(v for v in views if v.id == target), views, Index(views))
+    return [(i, render(why)) for i, why in found]
+
+
+def test_a_suggestion_says_why_in_one_line() -> None:
+    xid = ["NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus."]
+    records = [_incident(1, signatures=xid, layer="gpu-hardware"),
+               _incident(2, title="tokenizer worker hung on a corrupt shard", symptom="hang"),
+               _incident(3, title="rank 7 crashed",
+                         signatures=[xid[0].replace("3b", "af").replace("4242", "17")]),
+               _incident(4, title="tokenizer worker hung on a corrupt shard in epoch 3", symptom="hang")]
+    assert _suggested(records, "INC-0003")[0] == ("INC-0001", "same failure mode gpu.fell-off-bus")
+    [(other, why)] = _suggested(records, "INC-0004")
+    assert other == "INC-0002" and why.startswith("similar wording (") and "\n" not in why
+    stated = _suggested([*records, _incident(5, title="the tokenizer hang happened again", symptom="hang")], "INC-0005")
+    assert stated[0][0] == "INC-0004" and stated[0][1].startswith("the record says it happened before ('again")
+
+
+def test_only_earlier_incidents_are_suggested(tmp_path: Path) -> None:
+    xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus."
+    records = [_incident(n, signatures=[xid], layer="gpu-hardware") for n in (1, 2, 3)]
+    assert [i for i, _ in _suggested(records, "INC-0001")] == []
+    assert [i for i, _ in _suggested(records, "INC-0003")] == ["INC-0002", "INC-0001"]
+    _write(tmp_path, records)
+    result = tooling("repeats", "--for", "INC-0002", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "INC-0001  same failure mode gpu.fell-off-bus: incident 1\n"
+    missing = tooling("repeats", "--for", "INC-0404", cwd=tmp_path)
+    assert missing.returncode == 1 and "--for: no incident 'INC-0404' in this repository" in missing.stderr
+
+
+# -- both levels and the suggestions on every labelled corpus
+
+def automation_label(label: str) -> str:
+    """The "same automation" label derived from a "same failure" label: its mode's automation in
+    the catalogue; the label itself where no mode is named or the automation only guides a person."""
+    mode = catalogue().get(label.split("/")[0])
+    automation = by_id(mode.automation) if mode is not None else None
+    return label if automation is None or automation.implementation is None else f"automation:{automation.id}"
+
+
+def _f1(found: set[tuple[str, str]], truth: set[tuple[str, str]]) -> tuple[float, float, float]:
+    hits = len(found & truth)
+    precision, recall = (hits / len(found) if found else 1.0), (hits / len(truth) if truth else 1.0)
+    return precision, recall, 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def _corpus(corpus: Path) -> tuple[list[Record], dict[str, str]]:
+    folders = [f for f in (corpus / "incidents", corpus / "runbooks") if f.is_dir()]
+    report = validate(folders, root=corpus, now=NOW)
+    assert not report.errors, report.errors[:3]
+    return report.records, {i: label for label, ids in _truth(corpus).items() for i in ids}
+
+
+def _groups(labels: dict[str, str]) -> list[list[str]]:
+    groups: dict[str, list[str]] = {}
+    for incident, label in labels.items():
+        groups.setdefault(label, []).append(incident)
+    return list(groups.values())
+
+
+# (corpus, "same failure" F1 floor, "same automation" F1 floor or None where no label names a mode).
+# The targets are 0.8 and 0.9; where a corpus is below, the floor is what it reaches today
+# (tests/corpus/README.md, "Two levels", says why), so that a change that loses ground fails.
+LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.76), (HELDOUT, 0.80, 0.83), (HELDOUT_2, 0.73, 0.90)]
+
+
+@pytest.mark.parametrize("corpus, failure_floor, automation_floor", LEVELS, ids=[c[0].name for c in LEVELS])
+def test_both_levels_on_a_labelled_corpus(corpus: Path, failure_floor: float, automation_floor: float | None) -> None:
+    records, labels = _corpus(corpus)
+    analysis = analyse(records, now=NOW)
+    failure = _f1(_pairs([[v.id for v in g.incidents] for g in analysis.groups]), _pairs(_groups(labels)))
+    derived = {i: automation_label(label) for i, label in labels.items()}
+    automation = _f1(_pairs([[v.id for v in f.incidents] for f in analysis.families]), _pairs(_groups(derived)))
+    print(f"\n{corpus.name}: same failure P/R/F1 {failure[0]:.3f} / {failure[1]:.3f} / {failure[2]:.3f}; "
+          f"same automation {automation[0]:.3f} / {automation[1]:.3f} / {automation[2]:.3f}")
+    assert failure[2] >= failure_floor
+    if automation_floor is None:  # its labels are names of its own, none a mode of the catalogue
+        assert derived == labels
+    else:
+        assert automation[2] >= automation_floor
+
+
+# (corpus, recall at 3 floor, precision of the first suggestion floor): the target is recall 0.8.
+FILING = [(LABELLED, 0.95, 0.92), (REALWORLD, 0.9, 0.62), (HELDOUT, 0.8, 0.66), (HELDOUT_2, 0.9, 0.7)]
+
+
+@pytest.mark.parametrize("corpus, recall_floor, precision_floor", FILING, ids=[c[0].name for c in FILING])
+def test_suggestions_at_filing_time_on_a_labelled_corpus(corpus: Path, recall_floor: float,
+                                                         precision_floor: float) -> None:
+    """Each incident filed in detection order into a repository of the incidents before it, as
+    `tooling new-incident` files it (no repeat_of yet): is an earlier incident of its label among
+    the first three suggested, and is the first suggestion one?"""
+    records, labels = _corpus(corpus)
+    others = [r for r in records if r.kind != "incident"]
+    order = [v.id for v in incident_views(records)]
+    by_id_ = {r.id: r for r in records if r.kind == "incident"}
+    found = targets = shown = first = 0
+    for n, incident in enumerate(order):
+        filed = dataclasses.replace(by_id_[incident], data={k: v for k, v in by_id_[incident].data.items()
+                                                             if k not in ("repeat_of", "not_repeat_of")})
+        suggested = [i for i, _ in _suggested([*others, *(by_id_[i] for i in order[:n]), filed], incident)]
+        same = {i for i in order[:n] if labels[i] == labels[incident]}
+        shown, first = shown + bool(suggested), first + (bool(suggested) and suggested[0] in same)
+        targets, found = targets + bool(same), found + bool(same & set(suggested))
+    recall, precision = found / targets, first / max(shown, 1)
+    print(f"\n{corpus.name}: recall at 3 {recall:.3f} ({found} of {targets}), precision of the first "
+          f"{precision:.3f} ({first} of {shown})")
+    assert recall >= recall_floor and precision >= precision_floor
+
+
+def test_the_bundled_candidates_say_their_level() -> None:
+    result = tooling("repeats", "--json", cwd=PROJECT)
+    levels = {c["level"] for c in json.loads(result.stdout)["candidates"]}
+    assert levels == {SAME_FAILURE, SAME_AUTOMATION}
