@@ -12,7 +12,8 @@ batch shell and gets ``--signal=B:USR1@...`` itself):
 - with ``--node-watch SECONDS``: a look at the job's nodes every SECONDS, and once more when the
   trainer fails; a node the health check drained for a hardware fault gets a ``drain`` event
   (the node, the drain reason, its incident) and the job is requeued, so that SLURM starts it
-  again on a spare (:mod:`tooling.slurm.nodes` says why the job does it, not SLURM);
+  again on a spare (:mod:`tooling.slurm.nodes` says why the job does it, not SLURM), its ``end``
+  (REQUEUED) written as soon as it asked, before SLURM's TERM and KILL;
 - when the trainer is the hang watchdog that ended a hung job (``tooling watchdog``, exit 75: it
   kept every rank's stack, drafted the hang incident and killed the job for auto-resume): the job
   is requeued, to start again from its last checkpoint, and its end says so;
@@ -108,9 +109,14 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
         recorder.events(*job.started())
         catcher.started(subprocess.Popen(command))
         watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
-        asked: list[bool] = []  # the requeue this wrapper asked for: the job's end is that, whatever scontrol says yet
+        # the requeue this wrapper asked for: the job's end is that, whatever scontrol says yet;
+        # True once that end is written (while the trainer ran), False when it is left to _end
+        asked: list[bool] = []
         status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
-                                lambda force: asked.append(True) if _look(recorder, job, watch, force=force) else None)
+                                lambda force: _requeued(recorder, job, asked, watch, force=force))
+        if asked == [True]:  # its end is written: the signals not written yet (SLURM's TERM), after it
+            recorder.events(*_signals(job, catcher.arrived[written:]))
+            return status
         hung = status == EXIT_HANG and not asked and _requeue_after_hang(recorder, job)
         _end(recorder, job, status, catcher, written=written, ended=clock(), log=log, requeued=bool(asked) or hung,
              detail=HANG_REQUEUED if hung else None)
@@ -141,6 +147,19 @@ def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
             written += len(batch)
             write(batch)
         look(False)
+
+
+def _requeued(recorder: Recorder, job: Job, asked: list[bool], watch: NodeWatch | None, *, force: bool) -> None:
+    """A look at the job's nodes; once it asked for the requeue, the job's end at once: SLURM
+    kills the job KillWait seconds after its TERM (5 s on the lab's cluster), and the trainer's
+    shutdown, then a record written after it, did not always fit in them on a busy machine. That
+    end has no exit code (the trainer runs yet). ``force``: the trainer has exited (failed), so
+    its end, with the exit code, is written at once by the caller."""
+    if asked or not _look(recorder, job, watch, force=force):
+        return
+    asked.append(not force)
+    if not force:
+        recorder.events(job.event("end", state="REQUEUED", step=recorder.last_step()))
 
 
 def _look(recorder: Recorder, job: Job, watch: NodeWatch | None, *, force: bool) -> bool:
