@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPT = HERE.parents[1] / "scripts" / "slurm-cluster"
 RUN = "lab6"
 LOOKING = (("sinfo",), ("squeue",), ("scontrol", "show"))  # commands that change nothing
+NODE_WATCH = 2  # seconds between `tooling job`'s looks at the job's nodes (job.sbatch's LAB6_NODE_WATCH)
 
 
 class Cluster:
@@ -155,7 +156,7 @@ def records_repository(root: Path) -> Path:
     return root
 
 
-def submit(cluster: Cluster, out: Path, records: Path, *args: str, export: str = "", node_watch: int = 2) -> str:
+def submit(cluster: Cluster, out: Path, records: Path, *args: str, export: str = "", node_watch: int = NODE_WATCH) -> str:
     """job.sbatch (three nodes, one torchrun each, `tooling job` around them), with train.py's ``args``."""
     export = (f"ALL,LAB6_OUT={out},LAB6_PYTHON={sys.executable},LAB6_TRAIN={HERE / 'train.py'},"
               f"LAB6_RECORDS={records},LAB6_RUN={RUN},LAB6_NODE_WATCH={node_watch}{export}")

@@ -102,7 +102,7 @@ def main() -> None:
         finally:
             cluster.script("stop")
     print(f"lab 6's job on {os.cpu_count()} cores, health check every {lab6.HEALTH_INTERVAL} s, the job's look "
-          f"every {lab6.NODE_WATCH} s, one sharded checkpoint every {lab6.CKPT_EVERY} steps")
+          f"every {lab6_cluster.NODE_WATCH} s, one sharded checkpoint every {lab6.CKPT_EVERY} steps")
     base = show("plain requeue (the job's restart)", plain)
     swapped = show("Xid 79 -> drain -> spare", fault)
     print(f"ratio fault/plain : {swapped / base:.2f}x (the fault's extra {swapped - base:.1f} s: the health "
