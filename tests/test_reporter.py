@@ -64,6 +64,21 @@ def test_progress_and_the_last_verified_checkpoint_at_a_bounded_rate(repo: Path,
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
+def test_a_checkpoint_saved_after_the_last_steps_write_is_written_at_close(repo: Path, tmp_path: Path) -> None:
+    """A loop's last step is written (flush, or its periodic write), then it saves that step and
+    closes: the save is in the record though the step is not new (lab 1 read 400 steps and
+    checkpoint 380 once)."""
+    with CheckpointManager(tmp_path / "ckpt", keep=2) as manager:
+        reporter = RunReporter("demo-7b", root=repo, every=3600, checkpoints=manager)
+        train(20, reporter, manager, save_every=10)
+        reporter.step(21, loss=0.5, tokens=168)
+        assert reporter.flush() and record(repo)["last_good_checkpoint"]["step"] == 20
+        manager.save({"step": 21}, 21)
+        reporter.close()
+    written = record(repo)
+    assert (written["progress"]["step"], written["last_good_checkpoint"]["step"]) == (21, 21)
+
+
 def test_a_damaged_newest_checkpoint_is_not_the_last_good_one(repo: Path, tmp_path: Path) -> None:
     with CheckpointManager(tmp_path / "ckpt", keep=3) as manager:
         reporter = RunReporter("demo-7b", root=repo, every=3600, checkpoints=manager)

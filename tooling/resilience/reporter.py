@@ -80,6 +80,7 @@ class RunReporter:
         self._thread: threading.Thread | None = None
         self._written: Values | None = None  # the values of the last write that succeeded
         self._checkpoint: tuple[int, str] | None = None  # (step, file) last verified
+        self._written_checkpoint: dict[str, Any] | None = None  # the checkpoint of the last write
         self._failures: set[str] = set()
         self._writer = RecordWriter(str(tooling) if tooling is not None else None)
 
@@ -150,13 +151,18 @@ class RunReporter:
 
     def _write(self) -> None:
         latest = self._latest
-        if latest is None or latest is self._written:
+        if latest is None:
+            return
+        checkpoint = self._newest_checkpoint()
+        # the same step again is written when a checkpoint came since: a loop saves its last step
+        # after the step's periodic write, then closes (lab 1 read 400 steps and checkpoint 380)
+        if latest is self._written and checkpoint == self._written_checkpoint:
             return
         try:
             error = self._writer.write({
                 "root": str(self.root) if self.root is not None else None, "start": str(self.start),
                 "run": self.run_id, "now": _iso(datetime.now()), "step": self._step(latest),
-                "checkpoint": self._newest_checkpoint(), "sample_every": self.sample_every,
+                "checkpoint": checkpoint, "sample_every": self.sample_every,
                 "lock_timeout": self.lock_timeout})
         except Exception as exc:  # whatever it is, training goes on
             error = f"{type(exc).__name__}: {exc}"
@@ -165,7 +171,7 @@ class RunReporter:
             self._warn(re.sub(r"[0-9]+", "N", error)[:160], f"could not write run record {self.run_id} under "
                                                            f"{where} (training goes on; said once): {error}")
             return
-        self._written = latest
+        self._written, self._written_checkpoint = latest, checkpoint
         self.writes += 1
 
     def _step(self, latest: Values) -> dict[str, Any]:
