@@ -12,6 +12,17 @@ import pytest
 
 PROJECT = Path(__file__).resolve().parent.parent
 CORPUS = PROJECT / "tests" / "corpus"
+# A failure mode the shipped catalogue lacks, as a team adds it in runbooks/catalogue.yaml
+LUSTRE_MODE = """\
+- id: storage.lustre-ost-full
+  title: Lustre OST full
+  layer: storage
+  symptom: crash
+  summary: An object storage target of the scratch file system filled up.
+  recognisers: ['OST[0-9]+ is full']
+  automation: storage-capacity-guard
+  playbook: playbook/checkpoint-cadence.md#saving-can-fail-too
+"""
 
 
 # Commands that only a process of their own can run as a user runs them: `tooling()` starts the

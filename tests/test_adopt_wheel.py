@@ -15,20 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from support import PROJECT
+from support import LUSTRE_MODE, PROJECT
 
 NOW = "2026-12-06T12:00:00+00:00"
 TOP_LEFT = {".venv", ".git", ".hypothesis", ".pytest_cache", "tests", "site", "build", "dist"}
-LOCAL_MODE = """\
-- id: storage.lustre-ost-full
-  title: Lustre OST full
-  layer: storage
-  symptom: crash
-  summary: An object storage target of the scratch file system filled up.
-  recognisers: ['OST[0-9]+ is full']
-  automation: storage-capacity-guard
-  playbook: playbook/checkpoint-cadence.md#saving-can-fail-too
-"""
+LOCAL_MODE = LUSTRE_MODE
 LOG = ("[2026-12-06 11:00:00] step 4410 loss 2.31\n"
        "[2026-12-06 11:00:05] LustreError: OST0007 is full, write failed\n"
        "[2026-12-06 11:00:09] RuntimeError: CUDA error: an illegal memory access was encountered\n")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import PROJECT, snapshot, tooling
+from support import LUSTRE_MODE, PROJECT, snapshot, tooling
 from tooling.records.shipped import shipped_root
 from tooling.writers.playbook_lock import LOCK
 
@@ -102,15 +102,7 @@ def test_a_file_in_place_of_the_folder_is_refused(tmp_path: Path) -> None:
                                                      "folder for the wiki\n")
 
 
-LOCAL_MODE = """\
-- id: storage.lustre-ost-full
-  title: Lustre OST full
-  layer: storage
-  symptom: crash
-  summary: An object storage target of the scratch file system filled up.
-  recognisers: ['OST[0-9]+ is full']
-  automation: storage-capacity-guard
-  playbook: playbook/checkpoint-cadence.md#saving-can-fail-too
+LOCAL_MODE = LUSTRE_MODE + """\
 - id: storage.disk-full
   title: Scratch is full again
   layer: storage

@@ -7,21 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from support import tooling
+from support import LUSTRE_MODE, tooling
 from tooling.catalogue.checks import merge
 from tooling.catalogue.local import repository
 from tooling.catalogue.modes import catalogue, shipped_entries
 
-ADDED = """\
-- id: storage.lustre-ost-full
-  title: Lustre OST full
-  layer: storage
-  symptom: crash
-  summary: An object storage target of the scratch file system filled up.
-  recognisers: ['OST[0-9]+ is full']
-  automation: storage-capacity-guard
-  playbook: playbook/checkpoint-cadence.md#saving-can-fail-too
-"""
+ADDED = LUSTRE_MODE
 CHANGED = """\
 - id: storage.disk-full
   title: Scratch is full again
