@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from tooling.catalogue import literals
+
 try:
     import hyperscan
 except ImportError:  # not built for every platform: the re engine gives the same answers
@@ -94,19 +96,22 @@ def _cache_dir() -> Path:
 def _cached_database(patterns: list[str], flags: int) -> "hyperscan.Database":
     """A compiled database, from the cache when these patterns were compiled before: compiling
     some 300 patterns costs a quarter of a second that every command would otherwise pay. The
-    cache is keyed by the patterns, the flags, Hyperscan's version and the machine; any problem
+    cache is keyed by the patterns, the flags, Hyperscan's version, the machine and the code that
+    spells patterns out (:mod:`tooling.catalogue.literals`, run only to compile); any problem
     with it (unwritable, corrupt) only means compiling again."""
     assert hyperscan is not None
+    spelling = hashlib.sha256(Path(literals.__file__).read_bytes()).hexdigest()
     key = hashlib.sha256(json.dumps([patterns, flags, getattr(hyperscan, "__version__", ""),
-                                     platform.machine()]).encode()).hexdigest()[:32]
+                                     platform.machine(), spelling]).encode()).hexdigest()[:32]
     path = _cache_dir() / f"{key}.db"
     try:
         return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
     except Exception:  # missing, unreadable or from another build: compile instead
         pass
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-                     elements=len(patterns), flags=[flags] * len(patterns))
+    expressions = [literals.spelled_out(p).encode() for p in patterns]
+    database.compile(expressions=expressions, ids=list(range(len(patterns))), elements=len(patterns),
+                     flags=[flags] * len(patterns))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

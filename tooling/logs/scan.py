@@ -171,12 +171,10 @@ class Scanner:
         buffer = self.chunks.buffer
         starts = sorted({_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
         skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
-        cursor, line = 0, self.line
         for start in starts:
-            line += buffer.count(b"\n", cursor, start)
-            cursor = start
             self.deferrable = start > 0 and not self.chunks.eof
             self._numbers(start)
+            line = self.numeric.line_at(self.chunks, start, self.line)  # (each line break counted once)
             if start not in skip and self._line(start, line, usable, skip):
                 return start
         return usable
