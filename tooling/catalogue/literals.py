@@ -13,13 +13,8 @@ pattern it cannot spell out (an unbounded repeat, a wide class, a lookaround) is
 from __future__ import annotations
 
 import re
+from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]  # (re's own parser)
 from typing import Any
-
-try:  # the parser of the standard library's re (renamed in Python 3.11)
-    from re import _constants as sre, _parser as sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as sre  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
 
 LIMIT = 512  # strings at most: more would only trade one cost for another
 CLASS = 8  # characters of a class spelled out (``['"]``, ``[ _]``), not ``[a-z]``
@@ -31,8 +26,9 @@ class _Open(Exception):
 
 
 def spelled_out(pattern: str) -> str:
-    """For a caseless matcher, ``pattern`` as an alternation of the strings it matches (its assertions around it), or
-    ``pattern`` itself when that is not a small finite set or no shorter to search for."""
+    """For a caseless matcher, ``pattern`` as an alternation of the strings it matches (its
+    assertions around it), or ``pattern`` itself when that is not a small finite set or would
+    give Hyperscan no longer literal to look for."""
     try:
         parsed = sre_parse.parse(pattern)
     except re.error:
