@@ -27,6 +27,7 @@ validation:
 exclude_docs: |
   generated/home-cards*.md
   generated/paged*.md
+  generated/lookup*.md
 """
 EXPECTED = "expected a new or empty folder, or a site built before, such as site/"
 

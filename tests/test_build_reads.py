@@ -21,6 +21,7 @@ validation:
 exclude_docs: |
   generated/home-cards*.md
   generated/paged*.md
+  generated/lookup*.md
 """
 # The real CLI in a process of its own, counting as it runs: each opening of a file named
 # mkdocs.yml, and each git process started (the audit events every open() and Popen raise).

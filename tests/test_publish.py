@@ -11,7 +11,7 @@ import pytest
 from support import snapshot, tooling
 
 NOW = "2026-11-30T12:00:00+00:00"
-MKDOCS = "site_name: test\ntheme:\n  name: material\nvalidation:\n  links:\n    not_found: info\nexclude_docs: |\n  generated/home-cards*.md\n  generated/paged*.md\n"
+MKDOCS = "site_name: test\ntheme:\n  name: material\nvalidation:\n  links:\n    not_found: info\nexclude_docs: |\n  generated/home-cards*.md\n  generated/paged*.md\n  generated/lookup*.md\n"
 
 
 def _git(root: Path, *args: str) -> str:

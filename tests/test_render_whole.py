@@ -28,6 +28,7 @@ validation:
 exclude_docs: |
   generated/home-cards*.md
   generated/paged*.md
+  generated/lookup*.md
 plugins:
   - i18n:
       docs_structure: suffix

@@ -83,3 +83,20 @@ def test_page_loads_cleanly_and_axe_finds_nothing_serious(palette_page: tuple[st
     assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0, "wider than the screen"
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(RUN_AXE) == []
+
+
+@pytest.mark.parametrize("path", ["/", "/ko/"])
+def test_the_home_pages_lookup_with_its_answers_shown_is_clean(palette_page: tuple[str, Page], site_url: str,
+                                                              path: str) -> None:
+    """The home page again, once the lookup shows answers (issue 26 item 2): a dmesg line pasted
+    into its labelled field, every answer it shows in the theme's colours, nothing wider than the
+    screen, axe-core clean."""
+    scheme, page = palette_page
+    page.goto(site_url + path)
+    page.locator("#lookup-input").fill("NVRM: Xid (PCI:0000:ca:00): 79, pid=3310975, name=python, "
+                                       "GPU has fallen off the bus. CUDA error: uncorrectable ECC error encountered")
+    assert page.locator(".lookup-results > .lookup-answer").count() >= 2
+    assert page.locator("body").get_attribute("data-md-color-scheme") == PALETTES[scheme]
+    assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0, "wider than the screen"
+    page.add_script_tag(path=str(AXE))
+    assert page.evaluate(RUN_AXE) == []

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.analysis.incidents import IncidentView, incident_views
+from tooling.analysis.ladder_links import LadderLinks, link_ladders
 from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
 from tooling.analysis.identity import Identity, identify_all
@@ -44,6 +45,7 @@ class Analysis:
     families: list[Family]  # the groups one automation would each have handled, joined (analysis.levels)
     failure_modes: list[tuple[FailureMode, int]]  # the catalogue, with this repository's incidents of each
     paging: list[PagedSymptom]  # 'Paged? Start here': each symptom's ladder and latest incidents
+    links: LadderLinks  # ladders and incidents both ways, and each failure mode's way in
 
 
 def mode_counts(identities: Iterable[Identity]) -> list[tuple[FailureMode, int]]:
@@ -79,6 +81,7 @@ def analyse(records: list[Record], *, now: datetime) -> Analysis:
         families=found,
         failure_modes=mode_counts(identities.values()),
         paging=paging(ladders, incidents),
+        links=link_ladders(ladders, incidents, identities),
     )
 
 

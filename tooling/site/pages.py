@@ -33,6 +33,7 @@ PAGE_TYPES: tuple[PageType, ...] = (
     PageType("home-cards.md", "home_cards.md.j2"),
     PageType("status.md", "status.md.j2"),  # the status strip that opens the home page
     PageType("paged.md", "paged.md.j2"),  # the home page's "Paged? Start here" box
+    PageType("lookup.md", "lookup.md.j2"),  # the home page's way in from an error line
     PageType("response.md", "response.md.j2"),  # the severity page's severities, roles, first five minutes
     PageType("runs/SUMMARY.md", "runs_nav.md.j2"),
     PageType(RECORD_PAGES["run"], "run.md.j2", lambda a: a.runs),

@@ -47,11 +47,12 @@ EXTRA_JAVASCRIPT = (
     "assets/javascripts/tablesort.js",
     "assets/javascripts/freshness.js",  # stale banners and on-call by the reader's clock
     "assets/javascripts/scrollable.js",  # a code block wider than a phone is keyboard-scrollable
+    "assets/javascripts/lookup.js",  # the home page's way in from an error line
 )
 # Not pages: the snippets `tooling build` writes for the home and severity pages, the navigation
 # files (literate-nav reads them) and the theme overrides
 EXCLUDED = ("generated/home-cards*.md", "generated/paged*.md", "generated/status*.md", "generated/response*.md",
-            "SUMMARY*.md", "overrides/")
+            "generated/lookup*.md", "SUMMARY*.md", "overrides/")
 # What the shipped pages are written with (added only to an mkdocs.yml that names none of them)
 MARKDOWN_EXTENSIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("admonition", {}), ("attr_list", {}), ("md_in_html", {}), ("tables", {}), ("toc", {"permalink": True}),

@@ -41,6 +41,7 @@ from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
 from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
+from tooling.site.lookup import lookup_json
 from tooling.site.source import Sources
 from tooling.site.reference import field_reference
 from tooling.site.response import template_globals as response_globals
@@ -113,7 +114,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
                 source=sources, tag_anchor=tag_anchor,
-                playbook_target=playbook_target, candidate_anchor=candidate_anchor,
+                playbook_target=playbook_target, candidate_anchor=candidate_anchor, lookup_data=lookup_json,
                 **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label=t.gettext("Incidents per week by layer"), t=t),

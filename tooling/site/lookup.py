@@ -1,0 +1,88 @@
+"""The home page's lookup: the catalogue's recognisers, precomputed for the reader's browser.
+
+An engineer types or pastes what they see ("Xid 79", "NCCL timeout", a whole dmesg line) and
+docs/assets/javascripts/lookup.js names the failure mode, as :class:`tooling.catalogue.recognise.Recogniser`
+does: the codes a line quotes (Xid, errno, exit status) and the recognisers decide, the first
+specific mode in catalogue order winning; where none does, the modes whose keywords the words use
+are suggested. This module writes what the script needs as one JSON document, embedded in the page
+(no request, works offline): each mode's recognisers and keywords as JavaScript regular
+expressions, the codes each mode owns, and the expressions that read codes. A pattern that
+JavaScript would read differently is handed over as its words instead (all must appear).
+tests/test_lookup_data.py runs the same matching in Python over this JSON against the catalogue's
+proven log lines.
+"""
+from __future__ import annotations
+
+import errno as errno_module
+import json
+import os
+import re
+from typing import Any
+
+from markupsafe import Markup
+
+from tooling.catalogue import codes as code_patterns
+from tooling.catalogue import recognise
+from tooling.catalogue.modes import Catalogue, catalogue
+
+# Python syntax JavaScript lacks or reads otherwise: named groups, look-around, inline flags,
+# \A \Z, possessive and atomic quantifiers, {,n}, POSIX classes
+_NOT_JS = re.compile(r"\(\?[P<=!#>a-zA-Z-]|\\[AZzQ]|[*+?}]\+|\{,|\[\[:")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+
+
+def js_pattern(pattern: str) -> str | None:
+    """``pattern`` as a JavaScript expression (flags "im", as the catalogue's re.I | re.M), or None
+    where JavaScript would read it otherwise."""
+    if _NOT_JS.search(pattern):
+        return None
+    try:
+        re.compile(pattern)
+    except re.error:
+        return None
+    return pattern
+
+
+def pattern_words(pattern: str) -> list[str]:
+    """The words of a pattern JavaScript cannot run, lower case: a line must hold them all."""
+    return [w.lower() for w in _WORD.findall(re.sub(r"\\[a-zA-Z]", " ", pattern))]
+
+
+def _matchers(patterns: tuple[str, ...]) -> dict[str, list[Any]]:
+    translated = [(p, js_pattern(p)) for p in patterns]
+    return {"regex": [js for _, js in translated if js is not None],
+            "words": [pattern_words(p) for p, js in translated if js is None]}
+
+
+def _owned(modes: Catalogue) -> dict[str, dict[str, str]]:
+    return {kind: {str(code): m.id for m in modes.modes for code in getattr(m, field)}
+            for kind, field in (("xid", "xid"), ("errno", "errno"), ("exit", "exit_codes"))}
+
+
+def lookup_data(modes: Catalogue | None = None) -> dict[str, Any]:
+    """What lookup.js reads (see the module's docstring)."""
+    modes = modes or catalogue()
+    owned = _owned(modes)
+    errnos = {int(n) for n in owned["errno"]}
+    return {
+        "modes": [{"id": m.id, "generic": m.generic, "recognisers": _matchers(m.recognisers),
+                   "keywords": _matchers(m.keywords)} for m in modes.modes],
+        "owned": owned,
+        # the expressions that read codes (tooling.catalogue.codes), all case-insensitive
+        "xid": code_patterns._XID.pattern,
+        "exit": code_patterns._EXIT.pattern,
+        "errno": code_patterns._ERRNO.pattern.split("|(?-i:")[0],  # its numbers; the names below
+        # errno names are matched case-sensitively (ENOSPC, not "enospc"), messages as words
+        "errnoNames": {name: n for n, name in errno_module.errorcode.items() if n in errnos},
+        "errnoMessages": {os.strerror(n).lower(): n for n in sorted(errnos)},
+        # clauses that clear something of blame name no failure (recognise.affirmed)
+        "cleared": recognise._CLEARED.pattern,
+        "clause": recognise._CLAUSE.pattern,
+    }
+
+
+def lookup_json(modes: Catalogue | None = None) -> Markup:
+    """:func:`lookup_data` as the text of a ``<script type="application/json">``: nothing in it
+    can end the element or open a comment."""
+    text = json.dumps(lookup_data(modes), ensure_ascii=False, separators=(",", ":"))
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
