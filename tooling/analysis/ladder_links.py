@@ -95,7 +95,9 @@ def link_ladders(ladders: list[Record], incidents: list[IncidentView],
                                      if v.id in places and places[v.id].ladder is ladder]) for ladder in ladders}
     seen = {v.id: list({id(r.mode): r.mode for r in identities[v.id].recognised
                         if r.mode is not None and r.mode is not identities[v.id].mode}.values()) for v in incidents}
-    return LadderLinks(places, past, [_way(mode, ladders, newest, identities) for mode in catalogue().modes], seen)
+    shown = _by_mode(newest, identities)
+    return LadderLinks(places, past, [_way(mode, ladders, shown.get(id(mode), [])) for mode in catalogue().modes],
+                       seen)
 
 
 def _past(view: IncidentView, place: Place) -> PastIncident:
@@ -112,12 +114,21 @@ def _ladder_past(incidents: list[PastIncident]) -> LadderPast:
     return LadderPast(incidents, by_step)
 
 
-def _way(mode: FailureMode, ladders: list[Record], newest: list[IncidentView],
-         identities: dict[str, Identity]) -> Way:
+def _by_mode(newest: list[IncidentView], identities: dict[str, Identity]) -> dict[int, list[IncidentView]]:
+    """The incidents each mode (by id()) is the failure or a recognised signature of, newest
+    first: one pass over the incidents, not one per mode of the catalogue."""
+    shown: dict[int, list[IncidentView]] = {}
+    for view in newest:
+        identity = identities[view.id]
+        modes = {id(m): m for m in (identity.mode, *(r.mode for r in identity.recognised)) if m is not None}
+        for key in modes:
+            shown.setdefault(key, []).append(view)
+    return shown
+
+
+def _way(mode: FailureMode, ladders: list[Record], shown: list[IncidentView]) -> Way:
     ladder = ladder_for(mode.symptom, ladders)
     place = Place(ladder, mode_step(mode, ladder)) if ladder is not None else None
-    shown = [v for v in newest if identities[v.id].mode is mode
-             or any(r.mode is mode for r in identities[v.id].recognised)]
     return Way(mode, place, shown)
 
 

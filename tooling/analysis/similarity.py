@@ -19,6 +19,7 @@ from tooling.catalogue.hangul import hangul_terms
 from tooling.catalogue.signatures import normalise
 
 THRESHOLD = 0.3
+CAP = 50
 _WORD = re.compile(r"[a-z][a-z0-9_]+|xid \d+|errno \d+")
 STOP_WORDS = frozenset("the a an and or of on in at to for with from by was were is are be been after "
                   "before during while into than then this that it its as all not no".split())
@@ -51,7 +52,10 @@ class Index:
         n = max(len(views), 1)
         self.idf = {t: math.log((1 + n) / (1 + d)) + 1 for t, d in df.items()}
         self.vectors = {i: self._weigh(c) for i, c in counts.items()}
-        self.cap = max(50, n // 20)  # terms in more incidents than this are too common to index
+        # terms in more incidents than this are too common to index: a fixed number, so that each
+        # incident meets at most so many others per term, however many incidents there are (a cap
+        # growing with them made suggesting quadratic: 100,000 incidents met thousands each)
+        self.cap = CAP
         self.postings: dict[str, list[str]] = defaultdict(list)
         for incident_id, vector in self.vectors.items():
             for term in vector:
