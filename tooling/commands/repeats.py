@@ -36,8 +36,9 @@ def for_command(incident_id: str, *, root: Path, now: datetime, as_json_output: 
     from tooling.analysis import load_analysis
     from tooling.analysis.repeats import earlier_repeats_of
     from tooling.errors import UserError
+    from tooling.rules.kept import kept_checks
 
-    analysis = load_analysis(root, now=now)
+    analysis = load_analysis(root, now=now, checked=kept_checks(root))
     views = {v.id: v for v in analysis.incidents}
     if incident_id not in views:
         raise UserError(f"--for: no incident {incident_id!r} in this repository; expected an id such as "
@@ -118,8 +119,9 @@ def repeats_command(*, root: Path, now: datetime, as_json_output: bool) -> int:
     from rich.table import Table
 
     from tooling.analysis import load_analysis
+    from tooling.rules.kept import kept_checks
 
-    analysis = load_analysis(root, now=now)
+    analysis = load_analysis(root, now=now, checked=kept_checks(root))  # files unchanged since: not read again
     if as_json_output:
         print(json.dumps(as_json(analysis), indent=2))
         return 0

@@ -63,11 +63,15 @@ class Checked:
 
     def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
         within = os.path.realpath(root) if root is not None else None
-        keys = [(stat_key(path), within) for path in files]
+        keys = [self.key(path, within) for path in files]
         todo = [path for path, key in zip(files, keys) if key[0] is None or key not in self.kept]
         fresh = {path: pickle.dumps(result) for path, result in zip(todo, check_files(todo, root=root, jobs=jobs))}
         self.kept = {key: fresh.get(path) or self.kept[key] for path, key in zip(files, keys) if key[0] is not None}
         return [pickle.loads(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
+
+    def key(self, path: str, within: str | None) -> tuple[Any, ...]:
+        """What a result is kept under: the file's absolute path and stat, and the repository."""
+        return stat_key(path), within
 
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,

@@ -1,0 +1,89 @@
+"""validate's checks of record files kept on disk from one command to the next.
+
+Reading 100,000 incident files (YAML with line:col, the schema, each record's own rules) costs
+about half a millisecond of CPU each; most of them have not changed since the last command. So
+:class:`KeptChecks` keeps each file's result, as :class:`~tooling.rules.validate.Checked` keeps
+them for `tooling serve`, under the file's path as given, its absolute path, mtime_ns and size,
+and the repository, in one file of the user's cache (beside Hyperscan's databases: not in the
+repository, where a pickle would be anyone's to commit). It is whole or not there (written
+through :func:`tooling.fs.atomic.replace_file`, so concurrent commands each leave a complete
+one); one that does not read back, or was written by other code or for another local catalogue
+(:func:`fingerprint`), is ignored. A file changed within :data:`RACY` of a save is not kept, as
+git does: a write in the same tick as the stat it was read under would look unchanged.
+``TOOLING_NO_CACHE=1`` turns it off.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import pickle
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from tooling.catalogue.local import LOCAL
+from tooling.fs.atomic import replace_file
+from tooling.records.locate import stat_key
+from tooling.rules.validate import Checked, Result
+
+RACY = 2_000_000_000  # ns: a file changed this close to a save is checked again next time
+_PACKAGE = Path(__file__).resolve().parents[1]
+_CODE = (".py", ".json", ".yaml")
+
+
+def fingerprint(root: Path) -> str:
+    """The code and data a check depends on besides the file: every file of the package (its
+    name, size and mtime) and the repository's local catalogue."""
+    parts = [os.fspath(os.path.realpath(root))]
+    for path in sorted(p for p in _PACKAGE.rglob("*") if p.suffix in _CODE):
+        parts.append(repr((os.fspath(path.relative_to(_PACKAGE)), (stat_key(os.fspath(path)) or ("",))[1:])))
+    parts.append(repr(stat_key(os.fspath(root / LOCAL))))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cache_file(root: Path) -> Path:
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    name = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return Path(home) / "tooling" / "checked" / f"{name}.b64"
+
+
+class KeptChecks(Checked):
+    """:class:`Checked`, loaded from and saved to :func:`cache_file` (see the module's docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.file, self.code = cache_file(root), fingerprint(root)
+        try:
+            code, kept = pickle.loads(base64.b64decode(self.file.read_bytes(), validate=True))
+            if code == self.code and isinstance(kept, dict):
+                self.kept = kept
+        except Exception:  # none yet, unreadable, cut short, other code's: check every file
+            pass
+        self.loaded = dict(self.kept)
+
+    def key(self, path: str, within: str | None) -> tuple[Any, ...]:
+        return (*super().key(path, within), path)  # (a result's paths are the path as given)
+
+    def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
+        results = super().check_files(files, root=root, jobs=jobs)
+        self.save()
+        return results
+
+    def save(self) -> None:
+        """Write what is kept, unless it is what was read; never fails a command."""
+        settled = time.time_ns() - RACY
+        kept = {key: result for key, result in self.kept.items() if key[0][1] < settled}
+        if kept == self.loaded:
+            return
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            replace_file(self.file, base64.b64encode(pickle.dumps((self.code, kept), protocol=5)).decode("ascii"))
+        except OSError:
+            pass
+        self.loaded = kept
+
+
+def kept_checks(root: Path) -> KeptChecks | None:
+    """The kept checks of ``root``'s record files; None when TOOLING_NO_CACHE is set."""
+    return None if os.environ.get("TOOLING_NO_CACHE") else KeptChecks(root)
