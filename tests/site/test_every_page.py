@@ -19,9 +19,6 @@ def _pages(site: Path) -> list[str]:
     return paths
 
 
-# One test per edition: each is minutes of page loads, and a parallel run (.ci/run) reads the two
-# editions on two workers at once.
-@pytest.mark.parametrize("edition", ["English", "Korean"])
 def _left_behind(url: str, failure: str | None) -> bool:
     """The browser's own request for the favicon, which it starts after the page has loaded and
     aborts when the next page is opened (seen on a busy machine): not a request of the page's.
@@ -29,6 +26,9 @@ def _left_behind(url: str, failure: str | None) -> bool:
     return url.endswith("favicon.png") and failure == "net::ERR_ABORTED"
 
 
+# One test per edition: each is minutes of page loads, and a parallel run (.ci/run) reads the two
+# editions on two workers at once.
+@pytest.mark.parametrize("edition", ["English", "Korean"])
 def test_every_page_loads_without_an_error_or_a_failed_request(built_site: Path, page: Page,
                                                               site_url: str, edition: str) -> None:
     pages = _pages(built_site)
