@@ -10,8 +10,9 @@ inject n2 xid 79: its GPU fell off the bus) and from then on only looks. It veri
   incident it filed (in the lab's records repository);
 - the job requeued itself (`tooling job --node-watch`) and is back at full size: three ranks on
   n1, n3 and the spare n4;
-- every rank resumed from the newest checkpoint whose shards all verify, read while the job
-  waited in the queue, and at most one checkpoint interval of steps was trained twice;
+- every rank resumed from the newest checkpoint of the first run whose shards all verify, read by
+  this check once the job left its nodes, and at most one checkpoint interval of steps was trained
+  twice;
 - nothing was typed by a person: between the injection and the resume this check ran only
   commands that look (sinfo, squeue, scontrol show);
 - the time from the injected line to training again, printed with its stages;
@@ -35,7 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-from cluster import RUN, Cluster, newest_verified, on_cluster, ranks, running, submit, tooling, trained, until
+from cluster import (RUN, Cluster, newest_verified, on_cluster, ranks, running, submit, tooling, trained, until,
+                     verified)
 
 CKPT_EVERY, STEP_SECONDS, HEALTH_INTERVAL = 20, 0.05, 5
 
@@ -74,11 +76,13 @@ def swap(cluster: Cluster, out: Path, records: Path, job: str) -> None:
     until(lambda: cluster.job(job).get("Restarts") == "1" and cluster.job(job)["JobState"] == "PENDING",
           "the job back in the queue", 60)
     requeued = time.time()
-    newest = newest_verified(out / "checkpoints")  # what a resume must load, read before the job is back
-    assert newest is not None and not trained(out, 1), "read too late: the job trained again already"
+    before = trained(out, 0)[-1][0]  # the job left the nodes: its first run is over
+    # what a resume must load, read by this check: the newest step of the first run whose shards
+    # all verify (the second run's saves come after `before`; on a busy machine it may be back already)
+    newest = newest_verified(out / "checkpoints", at_most=before)
+    assert newest is not None, f"no checkpoint of the first run verifies: {sorted(verified(out / 'checkpoints'))}"
     first = until(lambda: running(cluster, job) and trained(out, 1)[:1], "training again after the requeue", 300)[0]
     assert cluster.typed_since(mark) == [], f"typed after the injection: {cluster.typed_since(mark)}"
-    before = trained(out, 0)[-1][0]
     came_back = ranks(out, 1)
     assert [(node, world) for _, node, world, _ in came_back] == [("n1", 3), ("n3", 3), ("n4", 3)], came_back
     assert {resumed for *_, resumed in came_back} == {newest}, f"resumed {came_back}, newest verified {newest}"

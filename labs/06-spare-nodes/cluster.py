@@ -137,9 +137,9 @@ def verified(folder: Path) -> list[int]:
     return [e.step for e in committed_steps(folder) if all(shard_intact(folder / e.folder, s) for s in e.shards)]
 
 
-def newest_verified(folder: Path) -> int | None:
-    """The newest committed step whose every shard has its size and CRC-32, read now."""
-    return max(verified(folder), default=None)
+def newest_verified(folder: Path, *, at_most: int | None = None) -> int | None:
+    """The newest committed step (at most ``at_most``) whose every shard has its size and CRC-32, read now."""
+    return max((step for step in verified(folder) if at_most is None or step <= at_most), default=None)
 
 
 def tooling(records: Path, *args: str) -> subprocess.CompletedProcess[str]:
