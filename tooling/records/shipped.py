@@ -12,6 +12,7 @@ Only the standard library here: setup.py loads this file by its path while build
 """
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -71,15 +72,30 @@ def takes_shipped(root: Path) -> bool:
         stat = config.stat()
     except OSError:
         return False
-    return _names_plugin(str(config), stat.st_mtime_ns, stat.st_size) and not is_shipped(root)
+    key = (os.path.abspath(config), stat.st_mtime_ns, stat.st_size)  # keyed by its change: `serve` reads it again
+    if key not in _NAMES:
+        try:
+            note_config(config, config.read_bytes())
+        except OSError:
+            return False
+    return _NAMES.get(key, False) and not is_shipped(root)
 
 
-@lru_cache(maxsize=16)
-def _names_plugin(path: str, changed: int, size: int) -> bool:  # keyed by its change: `serve` reads it again
+_NAMES: dict[tuple[str, int, int], bool] = {}  # mkdocs.yml as read: whether it names the plugin
+
+
+def note_config(config: Path, text: bytes) -> None:
+    """mkdocs.yml's bytes as they were read (by :func:`takes_shipped`, or once by a build:
+    tooling.site.config), so that a build reads the file once."""
     try:
-        return _NAMES_PLUGIN.search(Path(path).read_text(encoding="utf-8", errors="replace")) is not None
+        stat = config.stat()
     except OSError:
-        return False
+        return
+    if len(_NAMES) > 64:
+        _NAMES.clear()
+    if stat.st_size == len(text):  # else it changed since: the next question reads it again
+        _NAMES[(os.path.abspath(config), stat.st_mtime_ns, stat.st_size)] = \
+            _NAMES_PLUGIN.search(text.decode("utf-8", errors="replace")) is not None
 
 
 def layered(root: Path, relative: str) -> Path:

@@ -17,6 +17,7 @@ import yaml
 
 from tooling.errors import UserError
 from tooling.records.load import yaml_finding
+from tooling.records.shipped import note_config
 
 CONFIG_FILE = "mkdocs.yml"
 
@@ -57,6 +58,7 @@ def read_site_config(root: Path) -> SiteConfig:
         text = path.read_bytes()
     except FileNotFoundError:
         return SiteConfig(path, None, {})
+    note_config(path, text)  # whether it takes the shipped playbook, asked by the records' layout
     try:
         data = yaml.load(text.decode("utf-8"), Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
