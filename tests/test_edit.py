@@ -151,3 +151,15 @@ def test_a_long_value_with_a_run_of_spaces_is_written_as_it_is_read(text: str) -
     it, and a fold keeps one space of the run: found by the record property test."""
     loaded = parse_text("pm.yaml", dump_field("lessons", [text]))
     assert loaded.findings == [] and loaded.data["lessons"] == [text]
+
+
+@pytest.mark.parametrize("value", ["?oWoL", ":y", "a:", "x:[y", "x:}", "a:b", "x?y", "2026-11-28T12:00:00+00:00"])
+def test_a_value_in_a_flow_collection_is_written_as_the_loader_reads_it(value: str) -> None:
+    """ruamel writes some values plain in flow style that libyaml, the records' loader, does not
+    read (a leading ? or :, a : at the end or before a flow indicator): found by the record
+    property test. The others stay plain."""
+    raw = f'debugging=[{{"next_step": "{value}", "who": "x"}}]'
+    text = edit.edited_text("kind: run\nid: r\ndebugging: []\n", [edit.parse_assignment(raw)],
+                            now=datetime(2026, 12, 6, tzinfo=timezone.utc))
+    loaded = parse_text("r.yaml", text)
+    assert loaded.findings == [] and loaded.data["debugging"] == [{"next_step": value, "who": "x"}]

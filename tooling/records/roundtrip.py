@@ -12,7 +12,7 @@ from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.resolver import VersionedResolver
 
-from tooling.records.scalars import RecordsResolver, Representer, TypedResolver
+from tooling.records.scalars import Emitter, RecordsResolver, Representer, TypedResolver
 from tooling.records.yaml_loader import integer_too_large, too_many_digits
 
 class _Constructor(RoundTripConstructor):
@@ -33,6 +33,7 @@ def _reader(resolver: type[VersionedResolver] = RecordsResolver) -> YAML:
     yaml.Constructor = _Constructor
     yaml.Resolver = resolver
     yaml.Representer = Representer
+    yaml.Emitter = Emitter
     return yaml
 
 

@@ -9,9 +9,11 @@ read as YAML 1.2, as a person expects.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
+from ruamel.yaml.emitter import RoundTripEmitter
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.resolver import VersionedResolver
@@ -64,6 +66,22 @@ class Representer(RoundTripRepresenter):
         elif isinstance(node, ScalarNode) and str(node.tag) == _FLOAT and not _reads_as(node.value, float(data)):
             node.value = _float_text(float(data))  # ruamel's kept format may also round: 5.854692995234413e+307
         return node
+
+
+class Emitter(RoundTripEmitter):
+    """ruamel's, with no plain scalar in a flow collection that libyaml (the records' loader)
+    does not read: one that starts with ``?`` or ``:``, or has a ``:`` at its end or before a flow
+    indicator (ruamel's plain ``[{a: ?x}]`` or ``{a: :y}`` did not load: found by the record
+    property test). Such a value is quoted in flow style, and written as before in block style."""
+
+    def analyze_scalar(self, scalar: Any) -> Any:
+        analysis = super().analyze_scalar(scalar)
+        if _NOT_FLOW_PLAIN.search(scalar):
+            analysis.allow_flow_plain = False
+        return analysis
+
+
+_NOT_FLOW_PLAIN = re.compile(r"\A[?:]|:(?:[,\[\]{}]|\Z)")
 
 
 def _reads_as(text: str, value: int | float) -> bool:
