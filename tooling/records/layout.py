@@ -27,6 +27,10 @@ SHIPPED_KINDS = ("ladder", "ladder-overlay", "stack", "stack-overlay")
 _MARKERS = ("mkdocs.yml", *RECORD_DIRS)
 
 
+# the names record_stem takes, for a filter in C over a folder of 10,000 names
+RECORD_NAME = re.compile(r"(?s)[^.].*(?:" + "|".join(re.escape(s) for s in SUFFIXES) + r")\Z")
+
+
 def record_stem(name: str) -> str | None:
     """The id part of a record file name, or None when the name is not a record file's."""
     if name.startswith("."):

@@ -6,40 +6,137 @@ of the folders' names (no file is opened) answers that for any number of ids. A 
 one record against the few files its rules name this way (:mod:`tooling.rules.others`) instead of
 loading every record of the repository. Reading a file found so is :func:`load_within`: the same
 reading as ``tooling validate``'s, which never follows a link out of the repository.
+
+A reader that lives on (``tooling watch``) keeps its :class:`RecordNames` and calls
+:meth:`RecordNames.refresh`: only the folders whose stat changed are listed again. A name added,
+removed or replaced (every write of tooling is an atomic replace) moves its folder's modification
+time; a folder changed within :data:`RACY` seconds of being listed is listed again at the next
+refresh too, as git does with files: on a file system whose times are coarse (a second, two on
+FAT), a second change within the same tick leaves the same time.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
+import time
+from dataclasses import dataclass, field
+from operator import ne
 from pathlib import Path
 
 from tooling.records.findings import Finding
 from tooling.records.kinds import RECORD_DIRS
-from tooling.records.layout import SUFFIXES, shipped_records
-from tooling.records.load import Loaded, load_file
+from tooling.records.layout import RECORD_NAME, SUFFIXES, record_stem, shipped_records
+from tooling.records.load import Loaded, load_file, no_collection
+from tooling.records.shipped import shipped_root
+
+RACY = 2.0  # seconds: a file or folder changed this recently is not known by its stat alone
+_SERIALS = itertools.count()
+
+
+@dataclass
+class Folder:
+    """A record folder as listed: every name in it with its inode, the record files among them."""
+    path: str
+    stamp: tuple[int, int]  # inode, modification time (ns): moved by every name added, removed or replaced
+    trusted: bool  # changed more than RACY seconds before it was listed: a later change moves its stamp
+    inodes: dict[str, int]  # every name in it (the inode its entry names: a replaced file has a new one)
+    below: list[str]  # the folders under it that are walked: not hidden, not links, by name
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # which listing this is, of all
+    after: int | None = None  # the serial of the listing before this one, which the next two are against
+    changed: frozenset[str] = frozenset()  # names added or replaced since then
+    gone: frozenset[str] = frozenset()  # names removed since then
+    _records: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def records(self) -> list[str]:
+        """Paths of its entries named like record files, by name (as validate lists them), made
+        when first asked (a lookup by name needs none), each in C: no Python call a name."""
+        if self._records is None:
+            self._records = list(map((self.path + os.sep).__add__, sorted(filter(RECORD_NAME.match, self.inodes))))
+        return self._records
+
+
+def _listed(path: str, info: os.stat_result, listed_at: int, old: Folder | None) -> Folder:
+    """The folder at ``path`` (of stat ``info``) listed now; ``old``: its listing before, whose
+    sorted record names are reused where they did not change, and which names changed since is
+    worked out (a folder of 10,000 records: a few ms, no file looked at)."""
+    below: list[str] = []
+    with no_collection(), os.scandir(path) as listing:  # 10,000 entries, no cycle among them
+        if info.st_nlink == 2:  # no folder in it (ext4, xfs, tmpfs count them: 2 + those in it)
+            inodes = {entry.name: entry.inode() for entry in listing}
+        else:
+            entries = list(listing)
+            inodes = {entry.name: entry.inode() for entry in entries}
+            below = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+    stamp = (info.st_ino, info.st_mtime_ns)
+    trusted = stamp[1] < listed_at - RACY * 1e9
+    if old is None:
+        return Folder(path, stamp, trusted, inodes, below)
+    was = old.inodes
+    changed = _changed(inodes, was)
+    added = changed - was.keys()
+    # as many names went as the count says: none in the common case (a file replaced, one added)
+    gone = frozenset(was.keys() - inodes.keys()) if len(was) + len(added) != len(inodes) else frozenset()
+    records = old._records
+    if records is not None and (added or gone):  # a few names came or went: the sorted list updated, not made again
+        records = list(records)
+        for name in gone:
+            if record_stem(name) is not None:
+                del records[bisect.bisect_left(records, os.path.join(path, name))]
+        for name in added:
+            if record_stem(name) is not None:
+                bisect.insort(records, os.path.join(path, name))
+    return Folder(path, stamp, trusted, inodes, below, after=old.serial, changed=changed, gone=gone, _records=records)
+
+
+def _changed(inodes: dict[str, int], was: dict[str, int]) -> frozenset[str]:
+    """The names of ``inodes`` new or of another inode than in ``was``, compared in C: the names
+    of a folder listed again mostly come in the same order (no Python call a name then)."""
+    if inodes == was:
+        return frozenset()
+    if list(inodes) == list(was):
+        return frozenset(itertools.compress(inodes, map(ne, inodes.values(), was.values())))
+    return frozenset(name for name, inode in inodes.items() if was.get(name) != inode)
 
 
 class RecordNames:
-    """The names under the record folders of ``root`` and of the shipped records it reads,
-    listed once (taken when first asked)."""
+    """The names under the record folders of ``root`` and the shipped records it reads, listed
+    when first asked, and again (where a folder changed) at each :meth:`refresh`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._folders: list[tuple[str, set[str]]] | None = None  # (folder, names in it), in walk order
+        self._folders: list[Folder] | None = None  # in walk order (as repository_files walks them)
+        self.shipped: list[str] = []  # the shipped ladders and stack it does not override
 
-    def _listing(self) -> list[tuple[str, set[str]]]:
-        if self._folders is None:
-            self._folders = []
-            for top in RECORD_DIRS:  # walked as tooling.records.layout.record_files walks them
-                if not (self.root / top).is_dir():
-                    continue
-                for parent, dirs, names in os.walk(self.root / top):
-                    dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                    self._folders.append((parent, {*names, *dirs}))
-            # the shipped ladders and stack it does not override, listed after its own as
-            # repository_files lists them
-            for path in shipped_records(self.root):
-                self._folders.append((str(path.parent), {path.name}))
-        return self._folders
+    def _listing(self) -> list[Folder]:
+        return self._folders if self._folders is not None else self.refresh()
+
+    def refresh(self) -> list[Folder]:
+        """The folders as they are now: one stat a folder, listed again only where it changed."""
+        kept = {folder.path: folder for folder in self._folders or []}
+        folders: list[Folder] = []
+        for top in RECORD_DIRS:
+            if (self.root / top).is_dir():
+                self._visit(str(self.root / top), kept, folders)
+        self._folders = folders
+        # listed after its own, as repository_files lists them
+        self.shipped = [str(path) for path in shipped_records(self.root)]
+        return folders
+
+    def _visit(self, path: str, kept: dict[str, Folder], folders: list[Folder]) -> None:
+        """``path`` and the folders under it, top-down, as os.walk goes (an unreadable one is skipped)."""
+        listed_at = time.time_ns()  # before the stat: a change after it has a later time, or is racy
+        try:
+            info = os.stat(path)
+            folder = kept.get(path)
+            if folder is None or folder.stamp != (info.st_ino, info.st_mtime_ns) or not folder.trusted:
+                folder = _listed(path, info, listed_at, folder)
+        except OSError:
+            return
+        folders.append(folder)
+        for name in folder.below:
+            self._visit(os.path.join(path, name), kept, folders)
 
     def files(self, stem: str) -> list[str]:
         """The record files named ``stem`` plus a record suffix, in the order
@@ -47,7 +144,17 @@ class RecordNames:
         if not stem or stem.startswith("."):
             return []
         wanted = sorted(stem + suffix for suffix in SUFFIXES)
-        return [os.path.join(parent, name) for parent, names in self._listing() for name in wanted if name in names]
+        found = [os.path.join(f.path, name) for f in self._listing() for name in wanted if name in f.inodes]
+        return found + [path for path in self.shipped if os.path.basename(path) in wanted]
+
+    def within(self, directory: str) -> list[str]:
+        """The record files under the folder ``directory`` (relative to the root: a kind's folder)
+        and the shipped ones of that folder, in the order repository_files lists them."""
+        own = os.path.join(str(self.root), directory)
+        shipped = os.path.join(str(shipped_root()), directory)
+        return [*(path for f in self._listing() if f.path == own or f.path.startswith(own + os.sep)
+                  for path in f.records),
+                *(path for path in self.shipped if path.startswith(shipped + os.sep))]
 
 
 def outside(path: str, root: str | None) -> bool:

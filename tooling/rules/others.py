@@ -1,18 +1,21 @@
 """The other records the cross-record rules consult: every record at once, or only those a write names.
 
-The rules (:mod:`tooling.rules.crossref`) ask an :class:`Others` five questions: the ``kind``
+The rules (:mod:`tooling.rules.crossref`) ask an :class:`Others` six questions: the ``kind``
 record with an id (references, repeat_of loops, a draft's incidents, an overlay's English record),
 the records sharing a file name (duplicate ids), whether a file loaded as a record, the files
 whose own errors are shown, and, for the rules that count over the whole set (a symptom without
-a ladder), every record of a kind.
+a ladder), every record of a kind, or first those of the kind's folder.
 
 ``tooling validate`` checks many records against all of them: :class:`RecordIndex` (and
-:class:`Listed`, for a write given every record). A write checks one record: :class:`Repository`
-answers from the files named like the ids asked for (a record's file name is its id: one walk of
-the folders' names, :class:`~tooling.records.lookup.RecordNames`) and loads every record only
-for a rule that counts over the whole set. Its answers are the index's for every repository
-whose records are named by their ids; a file whose id is not its name (an id-mismatch error of
-its own, which validate reports) is found only by that name.
+:class:`Listed`, for a write given every record). A write (``tooling set``, the reporter, a
+watch) checks one record: :class:`Repository` answers from the files named like the ids asked
+for (a record's file name is its id: one walk of the folders' names,
+:class:`~tooling.records.lookup.RecordNames`), reads the files of a kind's folder for the
+records of that folder (the ladders of ``runbooks/ladders/``: when they serve the symptom of the
+incident edited, no other file can make it a warning), and loads every record only for what
+only every record can answer (a symptom those ladders do not serve). Its answers are the index's
+for every repository whose records are named by their ids; a file whose id is not its name (an
+id-mismatch error of its own, which validate reports) is found only by that name.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
+from tooling.catalogue.local import is_local
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import repository_files
 from tooling.records.lookup import RecordNames, load_within
@@ -54,6 +58,10 @@ class Others(Protocol):
     def every(self, kind: str) -> dict[str, Record]:
         """Every ``kind`` record by id."""
 
+    def in_folder(self, kind: str) -> dict[str, Record]:
+        """The ``kind`` records of the kind's folder (and the shipped ones of it) by id, at least:
+        some of :meth:`every`'s, read without reading every record (an index has them all)."""
+
 
 class RecordIndex:
     """Every record by kind and id, for resolving references."""
@@ -80,6 +88,9 @@ class RecordIndex:
     def every(self, kind: str) -> dict[str, Record]:
         return self.by_kind.get(kind, {})
 
+    def in_folder(self, kind: str) -> dict[str, Record]:
+        return self.every(kind)
+
 
 class Listed:
     """Every record of the repository, loaded already (``tooling set``, ``review``)."""
@@ -95,18 +106,20 @@ class Listed:
 
 class Repository:
     """The records of the repository at ``root``, read as a write's rules ask for them: the
-    other side of one record's check (:meth:`around`). Each file is read once, by name."""
+    other side of one record's check (:meth:`around`). Each file is read once, by name.
+    ``names``: the folders' names as the caller listed them already."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, names: RecordNames | None = None) -> None:
         self.root = root
-        self.names = RecordNames(root)
+        self.names = names or RecordNames(root)  # a watch's, listed again where changed at its poll
         self._real = os.path.realpath(root)
         self._read: dict[str, Record | None] = {}
 
     def record(self, path: str) -> Record | None:
         """The record in the file at ``path`` if it loads as one (as validate loads it), else None."""
         if path not in self._read:
-            data = load_within(path, self._real).data
+            # a team's failure modes (runbooks/catalogue.yaml) are read as a catalogue, never as a record
+            data = None if is_local(path) else load_within(path, self._real).data
             self._read[path] = Record(path, data) if usable(data) else None
         return self._read[path]
 
@@ -124,12 +137,11 @@ class _Around:
         self.own = os.path.abspath(record.path)
         self.shown: set[str] = set()
         self._all: RecordIndex | None = None
+        self._near: dict[str, RecordIndex] = {}  # by the folder read
 
     def _with(self, stem: str) -> list[Record]:
         """The other records in files named ``stem``, then the record itself."""
-        others = [r for p in self.repository.names.files(stem)
-                  if os.path.abspath(p) != self.own and (r := self.repository.record(p)) is not None]
-        return [*others, self.record]
+        return self._others(self.repository.names.files(stem))
 
     def named(self, kind: str, record_id: Any) -> Record | None:
         if not isinstance(record_id, str) or not is_kind(kind):
@@ -150,7 +162,18 @@ class _Around:
 
     def every(self, kind: str) -> dict[str, Record]:
         if self._all is None:  # a rule that counts over the whole set: every record, as validate has them
-            others = [r for p in repository_files(self.repository.root)
-                      if os.path.abspath(p) != self.own and (r := self.repository.record(p)) is not None]
-            self._all = RecordIndex([*others, self.record])
+            self._all = RecordIndex(self._others(repository_files(self.repository.root)))
         return self._all.every(kind)
+
+    def in_folder(self, kind: str) -> dict[str, Record]:
+        folder = KINDS[kind].directory
+        if self._all is not None:  # read already
+            return self._all.every(kind)
+        if folder not in self._near:
+            self._near[folder] = RecordIndex(self._others(self.repository.names.within(folder)))
+        return self._near[folder].every(kind)
+
+    def _others(self, paths: list[str]) -> list[Record]:
+        """The records in the files at ``paths`` but the record's own, then the record itself."""
+        return [*(r for p in paths if os.path.abspath(p) != self.own and (r := self.repository.record(p)) is not None),
+                self.record]

@@ -1,28 +1,43 @@
 """What a watch knows of the repository's incidents from one poll to the next.
 
-Filing a failure asks two things of every incident (:mod:`tooling.watch.occurrences`): is it open,
-and which failure is it; and which marks of watches it carries. A watch that follows a run for
-weeks asks them at every poll that finds something, in a repository that may hold 10,000
+Filing a failure asks three things of the incidents (:mod:`tooling.watch.occurrences`): which are
+open, which failure each open one is, and which marks of watches they carry. A watch that follows a
+run for weeks asks them at every poll that finds something, in a repository that may hold 10,000
 incidents: :class:`KnownIncidents` reads each record file once and keeps what filing asks of it,
-by the file's stat (inode, size, modification and change times). A file is read again
-only when its stat changed: an atomic replace (every write of tooling) is a new inode, an edit in
-place a new change time. A file changed within :data:`RACY` seconds of being read is read again at
-the next poll too, as git does: a second edit within the file system's clock tick could leave
-the same stat.
+and then looks again only at what may have changed, so that a poll costs the same whatever the
+repository holds:
+
+- the files of the folders whose listing changed (:meth:`tooling.records.lookup.RecordNames.refresh`:
+  one stat a folder), of them those added or replaced (a new inode: every write of tooling, and of
+  an editor that saves by rename, replaces the file);
+- the open incidents, by their stat (a save in place, into the same file, moves its change time);
+- the files changed within :data:`RACY` seconds of being read (a second edit within the file
+  system's clock tick could leave the same stat), read again at each poll until they age;
+- in turn, the other record files, by their stat, :data:`SWEEP` a second since the poll before:
+  a resolved incident reopened by a save in place is noticed within ``files / SWEEP`` seconds
+  (10 s at 10,000), where a reopen by ``tooling set`` or a save by rename is noticed at once (but
+  for a file replaced twice between two polls whose second version got the first one's inode
+  back, as ext4 hands freed inodes out again: the sweep notices that one too).
+
+A poll's cost is then one stat a folder, a listing of each folder whose time moved (the watch's
+own writes move that of ``incidents/``: a few ms per 10,000 names) and a few stats and reads.
 """
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tooling.records.layout import repository_files
-from tooling.records.lookup import load_within
+from tooling.records.layout import record_stem
+from tooling.records.lookup import RACY, Folder, RecordNames, load_within
 from tooling.rules.others import usable
 
-RACY = 2.0  # seconds: a file changed this recently is not known by its stat alone
+SWEEP = 1000  # record files a second whose stat is looked at in turn, for saves in place
 Stamp = tuple[int, int, int, int]  # inode, size, modification and change times (ns)
 
 
@@ -37,34 +52,118 @@ class Incident:
     keys: dict[Any, Any] = field(default_factory=dict)  # what was worked out from it, kept with it
 
 
+@dataclass
+class _Kept:
+    stamp: Stamp | None  # None: racy, or no stat: read again at the next poll
+    incident: Incident | None  # None: not an incident (another kind, or a file that does not load)
+
+
 class KnownIncidents:
     """The incident records of the repository at ``root``, each read again only when it changed."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.names = RecordNames(root)  # the record folders' names, shared with the poll's writes
         self._real = os.path.realpath(root)
-        self._kept: dict[str, tuple[Stamp, Incident | None]] = {}
+        self._listed: dict[str, Folder] = {}  # each folder's listing as last gone through
+        self._kept: dict[str, _Kept] = {}
+        self._racy: set[str] = set()
+        self._open: dict[str, Incident] = {}
+        self._marks: dict[str, Counter[str]] = {}  # a watch's id -> its marks the incidents carry, counted
+        self._order: list[str] = []  # every record file of the folders, for the sweep
+        self._swept: tuple[int, float] | None = None  # where the sweep goes on, and when it last went
 
     def now(self) -> list[Incident]:
-        """Every incident record as the files are now, in the order validate lists them."""
+        """The open incidents as the files are now, in the order validate lists them."""
+        folders = self.names.refresh()
+        due = self._listed_again(folders)
+        due.update(self.names.shipped, self._racy, self._open, self._sweep())
         trusted = (time.time() - RACY) * 1e9  # a change time before this is no racy one
-        kept: dict[str, tuple[Stamp, Incident | None]] = {}
-        found = []
-        for path in repository_files(self.root):  # one stat a file: 10,000 in a few tens of ms
-            try:
-                info = os.stat(path)
-            except OSError:  # gone, or a link to nothing: reading says what it is
-                stamp = None
+        for path in due:
+            self._check(path, trusted)
+        rank = {folder.path: i for i, folder in enumerate(folders)}
+        shipped = {path: len(folders) + i for i, path in enumerate(self.names.shipped)}
+        return sorted(self._open.values(),
+                      key=lambda i: (shipped.get(i.path, rank.get(os.path.dirname(i.path), -1)), i.path))
+
+    def carries(self, watch: str, mark: str) -> bool:
+        """Whether an incident carries ``mark`` under ``watch`` (in ``watch_polls``)."""
+        return self._marks.get(watch, Counter())[mark] > 0
+
+    def _listed_again(self, folders: list[Folder]) -> set[str]:
+        """The record files of the folders listed again since the last poll that are new or
+        replaced (a new inode); those that went are forgotten."""
+        due: set[str] = set()
+        current = {folder.path: folder for folder in folders}
+        for path, old in self._listed.items():
+            if path not in current:
+                for gone in old.records:
+                    self._forget(gone)
+        for folder in folders:
+            old = self._listed.get(folder.path)
+            if old is folder:  # not listed again: nothing was added, removed or replaced in it
+                continue
+            if old is not None and folder.after == old.serial:  # listed against what was gone through
+                changed, gone = folder.changed, folder.gone
             else:
-                stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            old = self._kept.get(path)
-            incident = old[1] if old is not None and old[0] == stamp else self._read(path)
-            if stamp is not None and stamp[3] < trusted:
-                kept[path] = (stamp, incident)
-            if incident is not None:
-                found.append(incident)
-        self._kept = kept
-        return found
+                was = old.inodes if old is not None else {}
+                changed = {n for n, i in folder.inodes.items() if was.get(n) != i}
+                gone = was.keys() - folder.inodes.keys()
+            for name in gone:
+                self._forget(os.path.join(folder.path, name))
+            due.update(os.path.join(folder.path, n) for n in changed if record_stem(n) is not None)
+        if [f.serial for f in folders] != [f.serial for f in self._listed.values()]:
+            self._order = list(itertools.chain.from_iterable(folder.records for folder in folders))
+        self._listed = current
+        return due
+
+    def _sweep(self) -> list[str]:
+        """The next record files in turn: as many as SWEEP a second since the poll before."""
+        at = time.monotonic()
+        start, last = self._swept if self._swept is not None else (0, None)
+        count = len(self._order) if last is None else min(len(self._order), math.ceil((at - last) * SWEEP))
+        start = start % len(self._order) if self._order else 0
+        self._swept = (start + count, at)
+        return self._order[start:start + count] + self._order[:max(0, start + count - len(self._order))]
+
+    def _check(self, path: str, trusted: float) -> None:
+        """Read the file at ``path`` again if its stat changed (or may have: racy, or none)."""
+        try:
+            info = os.stat(path)
+        except OSError:  # gone, or a link to nothing: reading says what it is
+            stamp = None
+        else:
+            stamp = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        kept = self._kept.get(path)
+        if kept is not None and stamp is not None and kept.stamp == stamp:
+            return
+        self._note(path, self._read(path))
+        if stamp is not None and stamp[3] < trusted:
+            self._kept[path].stamp = stamp
+            self._racy.discard(path)
+        else:
+            self._racy.add(path)
+
+    def _note(self, path: str, incident: Incident | None) -> None:
+        """Keep ``incident`` as what the file at ``path`` holds now (None: no incident, or no file)."""
+        kept = self._kept.get(path)
+        if kept is not None and kept.incident is not None:
+            for watch, mark in (kept.incident.marks or {}).items():
+                self._marks[watch][str(mark)] -= 1
+        if incident is not None:
+            for watch, mark in (incident.marks or {}).items():
+                self._marks.setdefault(watch, Counter())[str(mark)] += 1
+        self._kept[path] = _Kept(None, incident)
+        if incident is not None and not incident.resolved:
+            self._open[path] = incident
+        else:
+            self._open.pop(path, None)
+
+    def _forget(self, path: str) -> None:
+        if path in self._kept:
+            self._note(path, None)
+            del self._kept[path]
+        self._racy.discard(path)
 
     def _read(self, path: str) -> Incident | None:
         data = load_within(path, self._real).data

@@ -120,13 +120,13 @@ def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark, 
     ``incidents``: what the watch knows of them from its earlier polls (read again where changed)."""
     if not failures:
         return []
-    now_known = (incidents or KnownIncidents(root)).now()
-    known, done = open_incidents(now_known, by_node=by_node), filed(now_known, mark)
-    universe = Repository(root)  # what the occurrence writes' rules ask, read by name
+    incidents = incidents or KnownIncidents(root)
+    known = open_incidents(incidents.now(), by_node=by_node)
+    universe = Repository(root, names=incidents.names)  # what the occurrence writes' rules ask, read by name
     outcomes: dict[int, Outcome] = {}
     new: list[tuple[int, Found]] = []
     for index, item in enumerate(failures):
-        if mark.of(index) in done:
+        if incidents.carries(mark.watch, mark.of(index)):  # filed already, by this poll before a stop
             continue
         key = failure_key(incident_fields(item.values), by_node=by_node)
         record = known.get(key) if key is not None else None
@@ -140,11 +140,6 @@ def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark, 
     for (index, item), path in zip(new, paths):
         outcomes[index] = Outcome("created", path, item.occurrences, item.occurrences, item.details)
     return [outcomes[index] for index in sorted(outcomes)]
-
-
-def filed(incidents: list[Incident], mark: Mark) -> set[str]:
-    """The marks of ``mark``'s watch that incidents carry now, of ``mark``'s poll or not."""
-    return {str(i.marks[mark.watch]) for i in incidents if i.marks is not None and mark.watch in i.marks}
 
 
 def _marked(values: dict[str, Any], occurrences: int, mark: Mark, index: int) -> dict[str, Any]:
