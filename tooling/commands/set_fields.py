@@ -26,12 +26,13 @@ def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) 
 
 
 def set_command(record_id: str, assignments: list[str], *, root: Path, now: datetime, strict: bool = False) -> int:
-    from tooling.rules.validate import repository_records
+    from tooling.rules.others import Repository
     from tooling.writers.edit import parse_assignment, set_fields
 
     path = path_of(root, record_id)
     parsed = [parse_assignment(a) for a in assignments]
-    brought = set_fields(path, parsed, universe=repository_records(root), now=now, strict=strict)
+    # the record is checked as validate checks it, against the records its rules name (read by name)
+    brought = set_fields(path, parsed, universe=Repository(root), now=now, strict=strict)
     print(f"updated {path.relative_to(root)}")
     for finding in brought:  # what validate will warn about from now on (with --strict the edit is refused)
         print(f"tooling: warning: {finding.as_error().format(relative_to=Path.cwd())}", file=sys.stderr)

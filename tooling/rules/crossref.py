@@ -136,15 +136,17 @@ def check_ladder_coverage(records: list[Record], index: Others) -> Iterator[Find
     Reported once per symptom, on the first validated incident that has it. A repository that keeps
     no ladder at all (an incident log that only uses the pre-commit hook) has not taken ladders up:
     a warning per symptom there would be noise that --strict turns into a failed commit.
-    Every ladder and incident is asked for only when a record is an incident with a symptom."""
-    if not any(r.kind == "incident" and isinstance(r.get("symptom"), str) and r.get("symptom") != "other"
-               for r in records):
+    Asked only when a record is an incident with a symptom: first the ladders of the ladders'
+    folder (when they serve every such symptom, nothing else can make one a warning: a write reads
+    no other record), then every ladder, and every incident only to count those of a symptom said."""
+    symptoms = {s for r in records if r.kind == "incident" and isinstance(s := r.get("symptom"), str) and s != "other"}
+    if not symptoms or symptoms <= _served(index.in_folder("ladder")):
         return
     ladders = index.every("ladder")
     if not ladders:
         return
-    covered = set().union(*(ladder_symptoms(r.data) for r in ladders.values()))
-    counts = Counter(s for r in index.every("incident").values() if isinstance(s := r.data.get("symptom"), str))
+    covered = _served(ladders)
+    counts: Counter[str] | None = None
     reported: set[str] = set()
     for record in records:
         symptom = record.get("symptom") if record.kind == "incident" else None
@@ -152,10 +154,16 @@ def check_ladder_coverage(records: list[Record], index: Others) -> Iterator[Find
         if not isinstance(symptom, str) or symptom in covered or symptom in reported or symptom == "other":
             continue
         reported.add(symptom)
+        if counts is None:
+            counts = Counter(s for r in index.every("incident").values() if isinstance(s := r.data.get("symptom"), str))
         yield Finding(record.path, *locate(record.path, ["symptom"]), "ladder-missing",
                       f"symptom '{symptom}' has {counted(counts[symptom], 'incident')} but no ladder; expected "
                       f"runbooks/ladders/{symptom}.yaml, or '{symptom}' under also_for of the closest ladder",
                       Severity.WARNING)
+
+
+def _served(ladders: dict[str, Record]) -> set[str]:
+    return set().union(*(ladder_symptoms(r.data) for r in ladders.values()))
 
 
 DRAFT_GRACE = timedelta(days=14)  # a postmortem is reviewed within two weeks of resolution
