@@ -151,7 +151,7 @@ def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
 
 def _requeued(recorder: Recorder, job: Job, asked: list[bool], watch: NodeWatch | None, *, force: bool) -> None:
     """A look at the job's nodes; once it asked for the requeue, the job's end at once: SLURM
-    kills the job KillWait seconds after its TERM (5 s on the lab's cluster), and the trainer's
+    kills the job KillWait seconds after its TERM (SLURM's default 30 s; some sites set less), and the trainer's
     shutdown, then a record written after it, did not always fit in them on a busy machine. That
     end has no exit code (the trainer runs yet). ``force``: the trainer has exited (failed), so
     its end, with the exit code, is written at once by the caller."""
