@@ -1,8 +1,9 @@
-"""Benchmark: a reporter write and a watch poll that files one failure, in a small and a large repository.
+"""Benchmark: a reporter write, a watch poll that files a failure, `tooling set`, in a small and a large repository.
 
 Run: ./dev bench   (or .venv/bin/python tests/bench/bench_writes.py [--size N] [--rounds R] [--tiny])
 Two repositories of generated incidents (tests/bench/records.py), of 15 and of --size (default
-10,000), each with the run page bench-run carrying the fullest feed a reporter keeps. In each:
+10,000), each with the run page bench-run carrying the fullest feed a reporter keeps and the
+playbook's ladders (runbooks/ladders/, as a team's repository has them). In each:
 - a reporter write: RunReporter's writer process (python -m tooling.writers.feed_server), one
   step written and flushed, timed from the training process as bench_reporter.py times it;
 - a watch poll that files one failure: the poll of `tooling watch` (its Watcher, in this process,
@@ -10,7 +11,11 @@ Two repositories of generated incidents (tests/bench/records.py), of 15 and of -
   failure, saving the offsets. "an occurrence": the failure's incident is open, one more
   occurrence is written to it; "a new incident": the incident of the poll before was resolved
   meanwhile (by the edit `tooling set` makes, not timed), a new one is filed. The watch's first
-  poll, which reads every incident once, is printed apart.
+  poll, which reads every incident once, is printed apart;
+- `tooling set INC root_cause=...` (its function, in this process) of a resolved incident whose
+  symptom a ladder serves; `tooling set INC symptom=plateau`, a symptom no ladder serves, which
+  reads every record to count the incidents of that symptom for its ladder-missing warning, is
+  printed apart.
 The two repositories are measured in paired rounds, each first in turn (a slow moment of the
 machine hits both halves of a pair): printed, each repository's median and the median of the
 pairs' ratios (1.00x: a write costs the same whatever the repository holds). --tiny (15 and 200
@@ -19,6 +24,9 @@ incidents, 3 rounds) runs in seconds, for a smoke test of this script.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import shutil
 import statistics
 import tempfile
 import time
@@ -27,6 +35,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from records import full_feed, generate
+from tooling.commands.set_fields import set_command
 from tooling.records.layout import path_of
 from tooling.resilience import RunReporter
 from tooling.rules.others import Repository
@@ -38,10 +47,13 @@ from tooling.writers.edit import edited_text, parse_assignment, rewrite
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 RUN = "bench-run"
+PROJECT = Path(__file__).resolve().parents[2]
+INCIDENT = "INC-00001"  # resolved; its symptom, hang, has a ladder of the playbook's
 
 
 def repository(root: Path, incidents: int) -> Path:
     generate(root, incidents)
+    shutil.copytree(PROJECT / "runbooks" / "ladders", root / "runbooks" / "ladders")
     full_feed(root / "runbooks" / "runs" / f"{RUN}.yaml", now=datetime.now(timezone.utc))  # the reporter's clock
     (root / "mkdocs.yml").write_text("site_name: bench\n")
     return root
@@ -100,6 +112,19 @@ class Polls:
                 universe=Repository(self.root), now=NOW + timedelta(hours=1), warnings=False)
 
 
+class Sets:
+    """`tooling set INCIDENT FIELD=VALUE` of the repository: root_cause=cause N, another N at each call."""
+
+    def __init__(self, root: Path, incident: str, assignment: str = "root_cause=cause {}") -> None:
+        self.root, self.incident, self.assignment, self.calls = root, incident, assignment, 0
+
+    def __call__(self) -> None:
+        self.calls += 1
+        # what it prints: "updated incidents/INC-....yaml", and the warnings the edit brings
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            set_command(self.incident, [self.assignment.format(self.calls)], root=self.root, now=NOW)
+
+
 def paired(small: Callable[[], object], large: Callable[[], object], rounds: int,
            between: Callable[[], None] = lambda: None) -> tuple[list[float], list[float]]:
     """Seconds of each call of ``small`` and of ``large``, in rounds alternating which goes first."""
@@ -128,8 +153,9 @@ def main() -> None:
         folders = [Path(tmp) / "small", Path(tmp) / "large"]
         roots = [repository(folder / "repo", count) for folder, count in zip(folders, (15, size))]
         time.sleep(RACY)  # a file changed this recently is read again at each poll: let them age, as a repository's
-        print(f"a reporter write and a watch poll in a repository of 15 and of {size:,} incidents (median of {rounds} "
-              "paired rounds; the run page holds a full feed): 15, then the large one, then the median ratio")
+        print(f"a reporter write, a watch poll and tooling set in a repository of 15 and of {size:,} incidents "
+              f"(median of {rounds} paired rounds; the run page holds a full feed): 15, then the large one, then the "
+              "median ratio")
         writers = [Writer(root) for root in roots]
         for writer in writers:
             writer()  # the first write also starts the writer process
@@ -150,6 +176,9 @@ def main() -> None:
         for poll in polls:
             assert [o.action for o in poll.filed] == ["created"] + ["occurrence"] * rounds + ["created"] * rounds
             poll.watcher.close()
+        report("tooling set", *paired(*(Sets(root, INCIDENT) for root in roots), rounds))
+        unserved = [seconds(Sets(root, INCIDENT, "symptom=plateau")) for root in roots]
+        report("set symptom no ladder serves", [unserved[0]], [unserved[1]])
 
 
 if __name__ == "__main__":
