@@ -154,10 +154,11 @@ def test_the_steps_chart_has_its_title_axes_ticks_and_every_value() -> None:
     svg = str(charts.hourly_bars(starts, [613, 0, 1200, 7], label="Steps per hour", axis="Steps",
                                  hours_axis="Hour starting (UTC)"))
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
-    assert texts == ["Steps per hour", "0", "500", "1,000", "1,500", "Steps", "613", "08:00", "0", "1,200", "10:00",
-                     "7", "Hour starting (UTC)"]
+    span = f"{starts[0]:%Y-%m-%d %H:%M} – {NOW:%Y-%m-%d %H:%M} UTC"  # the window: to the end of the last hour
+    assert texts == ["Steps per hour", span, "0", "500", "1,000", "1,500", "Steps", "613", "08:00", "0", "1,200",
+                     "10:00", "7", "Hour starting (UTC)"]
     assert svg.count('class="bar"') == 3  # an hour without steps has its 0 and no bar
-    assert 'aria-label="Steps per hour"' in svg and f'fill="{charts.OTHER}"' in svg
+    assert f'aria-label="Steps per hour ({span})"' in svg and f'fill="{charts.OTHER}"' in svg
     day = charts.hourly_bars([NOW - (24 - i) * H for i in range(24)], [600] * 24, label="Day", axis="Steps",
                              hours_axis="Hour")
     assert re.search(r'viewBox="0 0 (\d+) ', str(day)).group(1) == "614"  # fits a home-page card unscaled

@@ -9,7 +9,7 @@ Titles come from the caller; every other word a chart writes comes from the edit
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 from markupsafe import Markup
 
@@ -17,18 +17,21 @@ from tooling.site.escape import html_text
 from tooling.site.filters import day, dt, fixed, month_day
 from tooling.site.i18n import ENGLISH, Edition
 
-# One colour per layer of the stack cross-section: distinct hues, each with a relative
-# luminance between 0.16 and 0.27, which keeps >= 3:1 contrast against both the light page
-# (#ffffff) and the dark one (#1e2129) (tests/site/test_dark_mode.py measures both).
+# One colour per layer of the stack cross-section, each with a relative luminance between 0.16
+# and 0.26, which keeps >= 3:1 contrast against both the light page (#ffffff) and the dark one
+# (#1e2129) (tests/site/test_dark_mode.py measures both). In so narrow a band of lightness the
+# twelve must differ by hue and saturation: picked greedily for the largest smallest CIE76
+# distance between any two (47; the earlier set had driver, scheduler and gpu-hardware within
+# reach of one another), tests/test_charts.py keeps every pair >= 40 apart.
 PALETTE = {
-    "model-code": "#2d71d2", "framework": "#1499b3", "cuda-libraries": "#2b9534",
-    "nccl": "#9e8817", "driver": "#dd3c3c", "gpu-hardware": "#c339a0", "host": "#868686",
-    "network-fabric": "#8a54d4", "storage": "#0f8b77", "scheduler": "#cc3567",
-    "human-ops": "#cd6911", "unknown": "#887a65",
+    "model-code": "#0066ff", "framework": "#0088cc", "cuda-libraries": "#009900",
+    "nccl": "#998800", "driver": "#ff2200", "gpu-hardware": "#aa22ff", "host": "#ff1166",
+    "network-fabric": "#aa66bb", "storage": "#009977", "scheduler": "#ff00bb",
+    "human-ops": "#bb5533", "unknown": "#887777",
 }
-OTHER = "#2d71d2"  # a layer the palette does not know (a newer schema); same contrast band
+OTHER = "#0066ff"  # a layer the palette does not know (a newer schema); same contrast band
 
-TITLE_H = 30  # room for the title line above every chart
+TITLE_H = 46  # room for the title line and the date window under it, above every chart
 PLOT_WIDTH = 600  # the most a chart's plot takes, so that no page scales a chart (and its ticks) down
 CARD_PLOT_WIDTH = 540  # a chart in a run card on the home page, which leaves it ~620 px
 FONT = 12  # ticks, labels and numbers
@@ -61,13 +64,29 @@ def ticks(peak: float, *, integer: bool = False, most: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(count + 1)]
 
 
-def _svg(width: float, height: float, title: str, body: list[str]) -> Markup:
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
-            f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{html_text(title)}" '
-            f'class="playbook-chart" style="max-width:100%;height:auto">'
-            f"<title>{html_text(title)}</title>"
-            f'<text class="chart-title" x="0" y="18" font-size="15" font-weight="bold">{html_text(title)}</text>')
-    return Markup(head + "".join(body) + "</svg>")
+def window(start: date | datetime | None, end: date | datetime | None, *, t: Edition = ENGLISH) -> str:
+    """The span of time a chart shows, in UTC: days, or days and hours when given times."""
+    if start is None or end is None:
+        return ""
+    return t.gettext("%(start)s – %(end)s UTC") % {"start": _when(start, t), "end": _when(end, t)}
+
+
+def _when(value: date | datetime, t: Edition) -> str:
+    return f"{day(value.date(), t=t)} {value:%H:%M}" if isinstance(value, datetime) else str(day(value, t=t))
+
+
+def _svg(width: float, height: float, title: str, span: str, body: list[str]) -> Markup:
+    """The chart at its natural size (12 px text stays 12 px) in a frame that scrolls sideways
+    where the page is narrower (playbook.css: .chart-frame); the frame takes the keyboard focus,
+    so that it can be scrolled without a pointer, and is named after the chart."""
+    name = html_text(f"{title} ({span})" if span else title)
+    head = (f'<span class="chart-frame" tabindex="0" role="group" aria-label="{name}">'
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
+            f'width="{width:.0f}" height="{height:.0f}" role="img" aria-label="{name}" class="playbook-chart">'
+            f"<title>{name}</title>"
+            f'<text class="chart-title" x="0" y="18" font-size="15" font-weight="bold">{html_text(title)}</text>'
+            + (f'<text class="chart-window" x="0" y="37" font-size="{FONT}">{html_text(span)}</text>' if span else ""))
+    return Markup(head + "".join(body) + "</svg></span>")
 
 
 def _text(x: float, y: float, text: str, *, anchor: str = "start", extra: str = "") -> str:
@@ -118,7 +137,8 @@ def weekly_stacked(weeks: list[date], per_layer: dict[str, list[int]], *, label:
     body.append(_text((left + right) / 2, bottom + 36, t.gettext("Week starting (month-day)"), anchor="middle"))
     width = max(right + 10, left + 4 * LEGEND_COLUMN)
     legend, legend_h = _legend(list(per_layer), left, bottom + 62)
-    return _svg(width, bottom + 62 + legend_h, label, body + legend)
+    span = window(weeks[0], weeks[-1] + timedelta(days=6), t=t) if weeks else ""
+    return _svg(width, bottom + 62 + legend_h, label, span, body + legend)
 
 
 def _y_axis(marks: list[float], scale: float, left: float, right: float, bottom: float, name: str) -> list[str]:
@@ -152,9 +172,11 @@ def _x_axis(marks: list[float], scale: float, left: float, top: float, bottom: f
 
 
 def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str, axis: str,
-                    category: str | None = None, t: Edition = ENGLISH) -> Markup:
+                    category: str | None = None, between: tuple[date, date] | None = None,
+                    t: Edition = ENGLISH) -> Markup:
     """One bar per (name, value) in the order given, the value printed at its end; ``axis``
-    names the quantity on the horizontal axis, ``category`` the names down the side."""
+    names the quantity on the horizontal axis, ``category`` the names down the side,
+    ``between`` the first and the last day of what the values count."""
     row, left, span = 24, 140, 340
     top = TITLE_H + 22  # the category heading sits between the title and the first bar
     marks = ticks(max([v for _, v in values], default=0))
@@ -170,12 +192,13 @@ def horizontal_bars(values: list[tuple[str, float]], *, label: str, unit: str, a
                     + _text(left + w + 5, y + 14, f"{_fixed(value, digits, t)} {unit}"))
     if not values:
         body.append(_text(left + 8, top + 16, t.gettext("No incidents with these times yet.")))
-    return _svg(left + span + 130, bottom + 46, label, body)
+    return _svg(left + span + 130, bottom + 46, label, window(*(between or (None, None)), t=t), body)
 
 
-def stack_diagram(layers: list[tuple[str, str, int]], *, label: str, t: Edition = ENGLISH) -> Markup:
+def stack_diagram(layers: list[tuple[str, str, int]], *, label: str, between: tuple[date, date] | None = None,
+                  t: Edition = ENGLISH) -> Markup:
     """The stack cross-section as boxes from top to bottom, each with its incident count and a
-    bar on a shared count axis."""
+    bar on a shared count axis; ``between``: the first and the last day of the incidents counted."""
     row, width, bar_left, bar_span = 34, 660, 300, 240
     top = TITLE_H + 22
     marks = ticks(max([count for _, _, count in layers], default=0), integer=True)
@@ -191,7 +214,7 @@ def stack_diagram(layers: list[tuple[str, str, int]], *, label: str, t: Edition 
                     + _text(22, y + 20, name)
                     + f'<rect x="{bar_left}" y="{y + 9}" width="{w:.1f}" height="14" fill="{hue}"/>'
                     + _text(bar_left + w + 6, y + 20, t.ngettext("%(num)s incident", "%(num)s incidents", count) % {"num": count}))
-    return _svg(width, bottom + 46, label, body)
+    return _svg(width, bottom + 46, label, window(*(between or (None, None)), t=t), body)
 
 
 def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: str, hours_axis: str,
@@ -220,4 +243,5 @@ def hourly_bars(starts: list[datetime], values: list[int], *, label: str, axis: 
         if i % label_every == 0:
             body.append(_text(x + bar / 2, bottom + 17, start.strftime("%H:%M"), anchor="middle"))
     body.append(_text((left + right) / 2, bottom + 36, hours_axis, anchor="middle"))
-    return _svg(right + 10, bottom + 46, label, body)
+    span = window(starts[0], starts[-1] + timedelta(hours=1), t=t) if starts else ""
+    return _svg(right + 10, bottom + 46, label, span, body)

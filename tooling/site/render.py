@@ -16,6 +16,7 @@ import os
 import posixpath
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from datetime import date
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
     """The template globals of one edition: ``analysis`` as that edition shows it (see
     tooling.site.overlays), its words, its charts."""
     helpers = _Helpers(analysis, history, root, t)
-    layers = analysis.trends.layers
+    layers, between = analysis.trends.layers, _between(analysis)
     return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
@@ -120,14 +121,14 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                                                    label=t.gettext("Incidents per week by layer"), t=t),
                 gpu_chart=charts.horizontal_bars([(x.layer, x.gpu_hours) for x in layers],
                                                  label=t.gettext("GPU-hours lost by layer"), unit=t.gettext("GPU-h"),
-                                                 axis=t.gettext("GPU-hours lost"), t=t),
+                                                 axis=t.gettext("GPU-hours lost"), between=between, t=t),
                 stack_chart=_stack_chart(analysis, t), steps_chart=partial(_steps_chart, t=t),
                 mttd_chart=charts.horizontal_bars([(x.layer, x.mttd_hours) for x in layers if x.mttd_hours is not None],
                                                   label=t.gettext("Mean time to detect by layer"), unit=t.gettext("h"),
-                                                  axis=t.gettext("Mean time to detect"), t=t),
+                                                  axis=t.gettext("Mean time to detect"), between=between, t=t),
                 mttr_chart=charts.horizontal_bars([(x.layer, x.mttr_hours) for x in layers if x.mttr_hours is not None],
                                                   label=t.gettext("Mean time to resolve by layer"), unit=t.gettext("h"),
-                                                  axis=t.gettext("Mean time to resolve"), t=t))
+                                                  axis=t.gettext("Mean time to resolve"), between=between, t=t))
 
 
 def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str, t: Edition = ENGLISH) -> Markup:
@@ -136,13 +137,19 @@ def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str, t: Editi
                               label=label, axis=axis, hours_axis=hours_axis, t=t)
 
 
+def _between(analysis: Analysis) -> tuple[date, date] | None:
+    """The first and the last day of the incidents the layer charts count (oldest first)."""
+    found = analysis.incidents
+    return (found[0].detected.date(), found[-1].detected.date()) if found else None
+
+
 def _stack_chart(analysis: Analysis, t: Edition) -> Markup:
     if analysis.stack is None:
         return Markup("")
     counts = analysis.trends.facets["layer"]
     layers = [(entry["layer"], entry["name"], counts.get(entry["layer"], 0)) for entry in analysis.stack.data["layers"]]
     return charts.stack_diagram(layers, label=t.gettext("The stack cross-section with this team's incidents per layer"),
-                                t=t)
+                                between=_between(analysis), t=t)
 
 
 @dataclass(frozen=True)
