@@ -147,11 +147,11 @@ def test_trends_charts_show_titles_axes_and_every_number(page: Page, site_url: s
     assert titles == ["Incidents per week by layer", "GPU-hours lost by layer", "Mean time to detect by layer",
                       "Mean time to resolve by layer"]
     weekly = charts_.nth(0).locator("text").all_text_contents()
-    assert weekly[1:6] == ["0", "1", "2", "3", "Incidents"]  # every whole number up to the busiest week
+    assert weekly[2:7] == ["0", "1", "2", "3", "Incidents"]  # every whole number up to the busiest week
     assert "Week starting (month-day)" in weekly
     table_totals = page.locator("article table").first.locator("tbody tr td:last-child").all_inner_texts()
-    assert weekly[6:6 + 2 * len(table_totals):2] == table_totals  # each week's total above its bar
+    assert weekly[7:7 + 2 * len(table_totals):2] == table_totals  # each week's total above its bar
     gpu = charts_.nth(1).locator("text").all_text_contents()
-    assert gpu[1:7] == ["Layer", "0", "1,000", "2,000", "3,000", "4,000"] and "GPU-hours lost (GPU-h)" in gpu
+    assert gpu[2:8] == ["Layer", "0", "1,000", "2,000", "3,000", "4,000"] and "GPU-hours lost (GPU-h)" in gpu
     for chart in charts_.all():  # drawn at full size: 12 px ticks stay 12 px
         assert chart.evaluate("svg => svg.getBoundingClientRect().width / svg.viewBox.baseVal.width") == 1

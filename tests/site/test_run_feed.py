@@ -207,11 +207,12 @@ def test_the_chart_has_its_title_axes_and_the_values_of_the_table(open_page: Ope
     page = open_page("/generated/runs/demo-7b/")
     chart = page.locator("div.feed svg.playbook-chart")
     texts = chart.locator("text").all_text_contents()
-    assert texts[:6] == ["Steps per hour over the last day", "0", "200", "400", "600", "800"]
-    assert texts[6] == "Steps" and texts[-1] == "Hour starting (UTC)"
+    assert texts[:7] == ["Steps per hour over the last day", "2026-11-28 12:00 – 2026-11-29 12:00 UTC",
+                         "0", "200", "400", "600", "800"]
+    assert texts[7] == "Steps" and texts[-1] == "Hour starting (UTC)"
     page.locator("details summary", has_text="Steps per hour, hour by hour").click()
     table = page.locator("details table tbody tr td:last-child").all_inner_texts()
-    values = [t for t in texts[7:-1] if ":" not in t]  # the hour labels are the ones with a colon
+    values = [t for t in texts[8:-1] if ":" not in t]  # the hour labels are the ones with a colon
     assert values == table and len(values) == 24
     expect(page.locator("div.feed")).to_contain_text("10,222 steps in the 24 hours to 2026-11-29 12:00 UTC.")
     home = open_page("/")
