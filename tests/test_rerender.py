@@ -99,7 +99,7 @@ def test_pages_rendered_again_only_where_inputs_changed_are_a_whole_render(
 def test_incident_pages_read_nothing_the_inputs_do_not_name() -> None:
     """Every name incident.md.j2 takes from the render (not from its record) is one that
     rerender.incident_inputs covers or that depends on the edition alone; of the analysis, only
-    the incident's own identity."""
+    the incident's own identity and its links (its ladder step, the other modes it shows)."""
     source = (TEMPLATES / "incident.md.j2").read_text(encoding="utf-8")
     tree = environment().parse(source)
     covered = {"item", "a", "incident_ref", "record_link", "source", "history_note"}
@@ -108,4 +108,4 @@ def test_incident_pages_read_nothing_the_inputs_do_not_name() -> None:
     assert jinja2.meta.find_undeclared_variables(tree) <= covered | of_the_edition
     read_from_a = {node.attr for node in tree.find_all(jinja2.nodes.Getattr)
                    if isinstance(node.node, jinja2.nodes.Name) and node.node.name == "a"}
-    assert read_from_a == {"identities"}
+    assert read_from_a == {"identities", "links"}

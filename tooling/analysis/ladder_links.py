@@ -161,7 +161,8 @@ RANKS = ("code", "recogniser", "keyword", "layer")  # how a step's words name a 
 
 
 def _texts(data: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple((f"{s['name']}. {s['look_for']}", str(s["clears"])) for s in data["steps"])
+    # a ladder without steps (a draft, a record the schema refuses) is a ladder no step names
+    return tuple((f"{s['name']}. {s['look_for']}", str(s["clears"])) for s in data.get("steps") or [])
 
 
 @lru_cache(maxsize=64)

@@ -38,7 +38,11 @@ def incident_inputs(view: IncidentView, shared: dict[str, Any], common: dict[str
     # the edition's own: a link to a file outside the site is worded in its language
     links = [shared["record_link"](link.get("title"), link.get("url"), record, "incidents")
              for link in record.data.get("links") or [] if isinstance(link, dict)]
-    return known + repr(links)
+    # its ladder step and the other modes its signatures show (a.links), in the edition's words
+    place = shared["a"].links.places.get(view.id)
+    ladder = place and (place.ladder.id, place.ladder.data.get("title"), place.step, place.step_name)
+    seen = [(mode.id, mode.title) for mode in shared["a"].links.seen.get(view.id, [])]
+    return known + repr((links, ladder, seen))
 
 
 # The page types rendered again only when their inputs change, by template.
