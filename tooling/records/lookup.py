@@ -21,7 +21,7 @@ import itertools
 import os
 import time
 from dataclasses import dataclass, field
-from operator import ne
+from operator import attrgetter, methodcaller, ne
 from pathlib import Path
 
 from tooling.records.findings import Finding
@@ -61,14 +61,12 @@ def _listed(path: str, info: os.stat_result, listed_at: int, old: Folder | None)
     """The folder at ``path`` (of stat ``info``) listed now; ``old``: its listing before, whose
     sorted record names are reused where they did not change, and which names changed since is
     worked out (a folder of 10,000 records: a few ms, no file looked at)."""
-    below: list[str] = []
     with no_collection(), os.scandir(path) as listing:  # 10,000 entries, no cycle among them
-        if info.st_nlink == 2:  # no folder in it (ext4, xfs, tmpfs count them: 2 + those in it)
-            inodes = {entry.name: entry.inode() for entry in listing}
-        else:
-            entries = list(listing)
-            inodes = {entry.name: entry.inode() for entry in entries}
-            below = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
+        entries = list(listing)
+    inodes = {entry.name: entry.inode() for entry in entries}
+    # the folders among them picked in C (the entry's type, no stat): one a folder is looked at in Python
+    folders = map(attrgetter("name"), filter(methodcaller("is_dir", follow_symlinks=False), entries))
+    below = sorted(name for name in folders if not name.startswith("."))
     stamp = (info.st_ino, info.st_mtime_ns)
     trusted = stamp[1] < listed_at - RACY * 1e9
     if old is None:
