@@ -61,16 +61,16 @@ def _texts(svg: str) -> list[str]:
 def test_a_weekly_chart_has_its_title_axes_ticks_and_totals() -> None:
     weeks = [date(2026, 10, 5), date(2026, 10, 12)]
     svg = str(charts.weekly_stacked(weeks, {"nccl": [2, 0], "storage": [1, 1]}, label="Incidents per week"))
-    assert _texts(svg) == ["Incidents per week", "0", "1", "2", "3", "Incidents", "3", "10-05", "1", "10-12",
-                           "Week starting (month-day)", "nccl", "storage"]
-    assert svg.count('class="segment"') == 3 and 'aria-label="Incidents per week"' in svg
+    assert _texts(svg) == ["Incidents per week", "2026-10-05 – 2026-10-18 UTC", "0", "1", "2", "3", "Incidents", "3",
+                           "10-05", "1", "10-12", "Week starting (month-day)", "nccl", "storage"]
+    assert svg.count('class="segment"') == 3 and 'aria-label="Incidents per week (2026-10-05 – 2026-10-18 UTC)"' in svg
 
 
 def test_a_year_of_weeks_narrows_the_bars_instead_of_shrinking_the_ticks() -> None:
     weeks = [date(2026, 1, 5) + timedelta(weeks=i) for i in range(52)]
     svg = str(charts.weekly_stacked(weeks, {"nccl": [i % 5 for i in range(52)]}, label="A year"))
     assert re.search(r'viewBox="0 0 (\d+) ', svg).group(1) == "671"  # as wide as the page, not wider
-    assert _texts(svg) == ["A year", "0", "1", "2", "3", "4", "Incidents",  # totals: the table's job
+    assert _texts(svg) == ["A year", "2026-01-05 – 2027-01-03 UTC", "0", "1", "2", "3", "4", "Incidents",  # totals: the table's job
                            *[w.strftime("%m-%d") for w in weeks[::4]], "Week starting (month-day)", "nccl"]
 
 
