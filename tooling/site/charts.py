@@ -1,7 +1,8 @@
 """Charts as inline SVG, drawn at build time: no JavaScript, no CDN, readable without colour.
 
-Every chart has a visible title, labelled axes with round ticks, and its numbers written beside
-the marks (the pages put the full table under it). Text and axes take their colour from the
+Every chart has a visible title with the window of time it shows (UTC) under it, labelled axes
+with round ticks, and its numbers written beside the marks (the pages put the full table under
+it). It is drawn 1:1 and never shrunk: on a narrow page its frame scrolls sideways. Text and axes take their colour from the
 page (CSS: ``.playbook-chart``), so they follow the light and the dark palette; the mark
 colours below are fixed and chosen to keep at least 3:1 contrast against both backgrounds.
 Titles come from the caller; every other word a chart writes comes from the edition ``t``.
