@@ -130,3 +130,14 @@ def test_a_scanned_xid_79_renders_in_both_editions(tmp_path: Path) -> None:
             for lang, text in (("en", en), ("ko", ko))}
     assert rows["ko"] and rows["ko"] == rows["en"], rows  # the same similar incidents, the same scores
     assert all(re.search(r"\| \d\\\.\d\d \|$", row) for row in rows["ko"]), rows
+
+
+@pytest.mark.parametrize(("written", "shown"), [
+    ("2026-11-10T02:17:00+09:00", "2026-11-09 17:17 UTC"),
+    ("2026-11-10T02:17:00-07:00", "2026-11-10 09:17 UTC"),
+    ("2026-11-10T02:17:00Z", "2026-11-10 02:17 UTC"),
+])
+def test_a_time_is_shown_in_utc_whatever_zone_it_was_written_in(written: str, shown: str) -> None:
+    """Issue 26: one incident's times showed as +0900 where every other page said UTC."""
+    from tooling.site.filters import dt
+    assert dt(written) == shown

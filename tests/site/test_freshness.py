@@ -116,9 +116,9 @@ def test_fresh_an_hour_after_the_build_and_on_call_follows_the_reader(open_page:
 
     # no reload: the script's minute timer picks up each new time
     page.clock.fast_forward("06:00:00")  # T+7h, across the first boundary
-    expect_on_call(page, now=f"{IMG} until 2026-11-30 06:00 UTC", next=f"{CHO} from 2026-11-30 15:00 +0900")
+    expect_on_call(page, now=f"{IMG} until 2026-11-30 06:00 UTC", next=f"{CHO} from 2026-11-30 06:00 UTC")  # written +09:00: shown in UTC
     page.clock.fast_forward("12:00:00")  # T+19h, across the second
-    expect_on_call(page, now=f"{CHO} until 2026-12-01 03:00 +0900", next="Dev Rao from 2026-11-30 18:00 UTC")
+    expect_on_call(page, now=f"{CHO} until 2026-11-30 18:00 UTC", next="Dev Rao from 2026-11-30 18:00 UTC")
     expect(page.locator(".freshness")).to_be_hidden()
 
     page.clock.fast_forward("05:30:00")  # T+24.5h: past the 24 hours

@@ -27,13 +27,15 @@ NO_DATE = "9999-12-31"
 
 def dt(value: Any, *, t: Edition = ENGLISH) -> str:
     """A point in time as the edition writes it: '2026-11-30 16:00 UTC' in English,
-    '2026년 11월 30일 16:00 UTC' in Korean (the locale's long date, a 24-hour clock, the zone
-    as recorded). A partial date (2022-06) is shown as known, not as midnight of its first day."""
+    '2026년 11월 30일 16:00 UTC' in Korean (the locale's long date, a 24-hour clock, in UTC
+    whatever zone the record was written in; a time without a zone as written). A partial date (2022-06) is shown as known, not as midnight of its first day."""
     if isinstance(value, str) and precision(value) not in (None, "time"):
         return day(value, t=t)
     when = value if isinstance(value, datetime) else parse_time(value)
     if when is None:
         return str(value or "")
+    if when.tzinfo is not None:  # one zone on every page: a record written at +09:00 is shown in UTC
+        when = when.astimezone(timezone.utc)
     zone = when.strftime("%z").replace("+0000", "UTC")
     if t.default:
         return when.strftime("%Y-%m-%d %H:%M ") + zone
