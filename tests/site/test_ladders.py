@@ -44,6 +44,17 @@ def test_every_command_is_a_code_block_with_a_copy_button(page: Page, site_url: 
         expect(heading.locator(follows.format("Next:"))).to_have_text(f"Next: {_flat(step['next'])}")
 
 
+def test_a_printed_ladder_has_its_commands_and_no_copy_buttons(page: Page, site_url: str) -> None:
+    """Issue 26: copy buttons printed on a printed ladder."""
+    page.goto(f"{site_url}/generated/ladders/hang/")
+    article = page.locator("article")
+    expect(article.locator(COPY).first).to_be_visible()
+    page.emulate_media(media="print")
+    for button in article.locator(COPY).all():
+        expect(button).to_be_hidden()
+    expect(article.locator("div.highlight code").first).to_be_visible()
+
+
 def test_the_copy_button_copies_the_command_exactly(browser: Browser, site_url: str) -> None:
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     try:
