@@ -103,6 +103,14 @@ def test_the_run_card_and_its_banner_in_korean(generated: Path) -> None:
     assert "data-elapsed-words" not in english and "**On call now:**" in english
 
 
+def test_the_run_page_says_when_its_last_good_checkpoint_was_saved(generated: Path) -> None:
+    """Issue 26: the card said it, the run page did not."""
+    english = (generated / "runs" / "demo-7b.md").read_text(encoding="utf-8")
+    korean = (generated / "runs" / "demo-7b.ko.md").read_text(encoding="utf-8")
+    assert "step\\_609500, saved 2026\\-11\\-29 08:06 UTC (verified) |" in english
+    assert "step\\_609500, 2026년 11월 29일 08:06 UTC 저장 (검증됨) |" in korean
+
+
 def test_durations_in_korean_as_the_script_writes_them() -> None:
     ko = edition("ko")
     ages = [timedelta(seconds=30), timedelta(minutes=4), timedelta(minutes=130), timedelta(hours=76)]
