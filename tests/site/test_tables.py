@@ -89,6 +89,14 @@ def test_a_laptop_gets_a_table_and_a_phone_gets_cards(browser: Browser, site_url
                 assert title is not None and card is not None and title["width"] > card["width"] * 0.8
 
 
+def test_the_phone_cards_say_sort_by_in_each_editions_words(browser: Browser, site_url: str) -> None:
+    """Issue 26: the Korean edition said "Sort by", written into the CSS."""
+    for path, words in ((LOG, '"Sort by"'), ("/ko" + LOG, '"정렬 기준"')):
+        with _opened(browser, site_url + path, 390) as page:
+            row = page.locator(".playbook-table thead tr").first
+            assert row.evaluate("tr => getComputedStyle(tr, '::before').content") == words
+
+
 def test_the_title_column_is_wide_enough_to_read_at_1280(browser: Browser, site_url: str) -> None:
     with _opened(browser, site_url + LOG, 1280) as page:
         title = page.locator(".playbook-table th", has_text="Title").bounding_box()
