@@ -111,6 +111,14 @@ def test_the_run_page_says_when_its_last_good_checkpoint_was_saved(generated: Pa
     assert "step\\_609500, 2026년 11월 29일 08:06 UTC 저장 (검증됨) |" in korean
 
 
+def test_a_failure_mode_names_the_incidents_whose_lines_show_it(generated: Path) -> None:
+    """Issue 26: "GPU fell off the bus" said 0 incidents beside an incident of that title."""
+    for name, label in (("failure-modes.md", "Also in the lines of"), ("failure-modes.ko.md", "이 로그 줄이 함께 나온 인시던트")):
+        page = (generated / name).read_text(encoding="utf-8")
+        section = page.split("{#gpu-fell-off-bus}", 1)[1].split("\n## ", 1)[0]
+        assert f"| {label} | [INC\\-0011: GPU fell off the bus" in section, section
+
+
 def test_durations_in_korean_as_the_script_writes_them() -> None:
     ko = edition("ko")
     ages = [timedelta(seconds=30), timedelta(minutes=4), timedelta(minutes=130), timedelta(hours=76)]

@@ -71,6 +71,13 @@ class LadderLinks:
     ways: list[Way]  # every failure mode of the catalogue, in its order
     seen: dict[str, list[FailureMode]]  # incident id -> the other modes its signatures show
 
+    def signatures_of(self, mode: FailureMode) -> list[IncidentView]:
+        """The incidents whose logged lines show ``mode`` though they were filed as another (or
+        none), newest first: the failure-mode page lists them beside its count."""
+        way = next((w for w in self.ways if w.mode.id == mode.id), None)
+        return [] if way is None else [v for v in way.incidents
+                                       if any(m.id == mode.id for m in self.seen.get(v.id, []))]
+
     def shown_with(self, ladders: dict[int, Record]) -> LadderLinks:
         """The same links to the ladders as an edition shows them (``ladders``: id() of each
         English record -> its translated record; tooling.site.overlays)."""
