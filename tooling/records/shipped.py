@@ -73,12 +73,15 @@ def takes_shipped(root: Path) -> bool:
     except OSError:
         return False
     key = (os.path.abspath(config), stat.st_mtime_ns, stat.st_size)  # keyed by its change: `serve` reads it again
-    if key not in _NAMES:
+    names = _NAMES.get(key)
+    if names is None:
         try:
-            note_config(config, config.read_bytes())
+            text = config.read_bytes()
         except OSError:
             return False
-    return _NAMES.get(key, False) and not is_shipped(root)
+        note_config(config, text)
+        names = _names_plugin(text)  # from the bytes read, even if the file changed since its stat
+    return names and not is_shipped(root)
 
 
 _NAMES: dict[tuple[str, int, int], bool] = {}  # mkdocs.yml as read: whether it names the plugin
@@ -94,8 +97,11 @@ def note_config(config: Path, text: bytes) -> None:
     if len(_NAMES) > 64:
         _NAMES.clear()
     if stat.st_size == len(text):  # else it changed since: the next question reads it again
-        _NAMES[(os.path.abspath(config), stat.st_mtime_ns, stat.st_size)] = \
-            _NAMES_PLUGIN.search(text.decode("utf-8", errors="replace")) is not None
+        _NAMES[(os.path.abspath(config), stat.st_mtime_ns, stat.st_size)] = _names_plugin(text)
+
+
+def _names_plugin(text: bytes) -> bool:
+    return _NAMES_PLUGIN.search(text.decode("utf-8", errors="replace")) is not None
 
 
 def layered(root: Path, relative: str) -> Path:
