@@ -121,6 +121,9 @@ def test_only_earlier_incidents_are_suggested(tmp_path: Path) -> None:
     assert result.returncode == 0 and result.stdout == "INC-0001  same failure mode gpu.fell-off-bus: incident 1\n"
     missing = tooling("repeats", "--for", "INC-0404", cwd=tmp_path)
     assert missing.returncode == 1 and "--for: no incident 'INC-0404' in this repository" in missing.stderr
+    empty = tooling("repeats", "--for", "", cwd=tmp_path)  # not the whole ranking in silence
+    assert empty.returncode == 1 and empty.stderr == ("tooling: error: --for: no incident '' in this repository; "
+                                                      "expected an id such as 'INC-0001'\n")
 
 
 # -- both levels and the suggestions on every labelled corpus

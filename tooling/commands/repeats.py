@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, *, root: Path, clock: Clock, argv: list[str]) -> int:
-    if args.incident:
+    if args.incident is not None:  # an empty --for is a mistake, not the whole ranking
         return for_command(args.incident, root=root, now=clock(), as_json_output=args.json)
     return repeats_command(root=root, now=clock(), as_json_output=args.json)
 
