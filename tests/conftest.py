@@ -191,12 +191,11 @@ EXECUTABLE = {
 # other test makes what it uses in its own tmp_path, on free ports.
 GROUPS = {
     "slurm/": "slurm-cluster",  # the session's emulated cluster: one folder and port (tests/slurm/conftest.py)
-    # clusters of their own (folders and ports), but their nodes' health checks read the host's /dev/shm,
-    # where tests/slurm/ plants a stale segment on purpose: they would drain for it
-    "labs/test_labs.py::test_lab_self_check_passes[06-spare-nodes]": "slurm-cluster",
-    "labs/test_labs.py::test_lab_self_check_passes[07-fault-campaign]": "slurm-cluster",
-    "labs/test_labs.py::test_lab6_variant_passes": "slurm-cluster",
-    "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_swap]": "slurm-cluster",
+    # lab 6's cluster (LAB6_CLUSTER_DIR and _PORT, one for the lab and its variants). Lab 7's and the swap
+    # benchmark's clusters are each their own (folders and ports), and every emulated node's health check
+    # reads /dev/shm, where no test leaves a stale segment (tests/slurm/ plants its own in a folder of its own)
+    "labs/test_labs.py::test_lab_self_check_passes[06-spare-nodes]": "lab6-cluster",
+    "labs/test_labs.py::test_lab6_variant_passes": "lab6-cluster",
     # scripts/slurm-local's one node: each test's jobs and its requeue timings to itself
     "labs/test_slurm_hooks.py": "slurm-local",
     "labs/test_labs.py::test_lab_self_check_passes[01-slurm-auto-resume]": "slurm-local",
