@@ -52,8 +52,19 @@ PARALLEL_FROM = 300  # pages; below this a second process costs more than it sav
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def _tags(view: IncidentView) -> list[str]:
-    return [f"{facet}: {view.facet(facet)}" for facet in FACETS]
+# The tag of each failure mode an incident shows (its own, and those its signatures name): the
+# search gives tags the heaviest weight (mkdocs-material: 1,000,000 to a title's 1,000), so
+# "fell off the bus" ranks the incidents of that failure above those that mention the words.
+MODE_FACET = "failure mode"
+TAG_FACETS = (*FACETS, MODE_FACET)  # the tags page's groups, in this order
+
+
+def _tags(view: IncidentView, analysis: Analysis) -> list[str]:
+    """An incident page's tags: its facets, then its failure modes."""
+    identity = analysis.identities.get(view.id)
+    own = [identity.mode] if identity is not None and identity.mode is not None else []
+    modes = [*own, *analysis.links.seen.get(view.id, [])]
+    return [f"{facet}: {view.facet(facet)}" for facet in FACETS] + [f"{MODE_FACET}: {m.title}" for m in modes]
 
 
 class _Helpers:
@@ -111,7 +122,8 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
     tooling.site.overlays), its words, its charts."""
     helpers = _Helpers(analysis, history, root, t)
     layers, between = analysis.trends.layers, _between(analysis)
-    return dict(a=analysis, tags=_tags, facets=FACETS, automation_of=lambda m: by_id(m.automation),
+    return dict(a=analysis, tags=partial(_tags, analysis=analysis), facets=FACETS, tag_facets=TAG_FACETS,
+                automation_of=lambda m: by_id(m.automation),
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
                 source=sources, tag_anchor=tag_anchor,
