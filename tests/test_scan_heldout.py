@@ -56,17 +56,29 @@ def test_held_out_log_figures() -> None:
     assert all(Path(LOGS / e["file"]).is_file() for e in LABELS)
 
 
-SWEEP_5 = CORPUS / "heldout-3"  # raw-log sweep 5: scored once before any change for it (its RESULTS.md)
+# Raw-log sweeps, each scored once before any change for it (its RESULTS.md), then held here at
+# what the tool does now: (failures, drafted, classified, most false drafts, healthy logs, most
+# false drafts in healthy logs). A fix raises the floor; nothing may lower it.
+SWEEPS = {
+    # sweep 5, first sight: 12 failures, 5 drafted, 5 classified, 2 false drafts, 1 in a healthy log
+    "heldout-3": (12, 12, 12, 0, 4, 0),
+    # sweep 6, first sight (nothing fixed for it yet): the same figures
+    "heldout-4": (16, 12, 11, 1, 5, 0),
+}
 
 
-def test_sweep_5_keeps_its_score_after_the_fixes() -> None:
+@pytest.mark.parametrize("folder", sorted(SWEEPS))
+def test_a_sweep_keeps_its_score(folder: str) -> None:
     from sweeps import labels, score_log
     from tooling.writers.filing import as_json
 
-    scores = [score_log(label, [as_json(d) for d in scan_logs([SWEEP_5 / "logs" / label["file"]], now=NOW).drafts])
-              for label in labels(SWEEP_5)]
+    sweep = CORPUS / folder
+    scores = [score_log(label, [as_json(d) for d in scan_logs([sweep / "logs" / label["file"]], now=NOW).drafts])
+              for label in labels(sweep)]
     healthy = [s for s in scores if not s.failures]
-    figures = (sum(s.failures for s in scores), sum(s.drafted for s in scores), sum(s.classified for s in scores),
-               sum(len(s.false) for s in scores), len(healthy), sum(len(s.false) for s in healthy))
-    # first sight (before any change for it): 12 failures, 5 drafted, 5 classified, 2 false drafts, 1 in a healthy log
-    assert figures == (12, 12, 12, 0, 4, 0)
+    failures, drafted, classified, false, n_healthy, healthy_false = SWEEPS[folder]
+    assert (sum(s.failures for s in scores), len(healthy)) == (failures, n_healthy)
+    assert sum(s.drafted for s in scores) >= drafted
+    assert sum(s.classified for s in scores) >= classified
+    assert sum(len(s.false) for s in scores) <= false
+    assert sum(len(s.false) for s in healthy) <= healthy_false
