@@ -202,6 +202,42 @@ GROUPS = {
 }
 
 
+# What a parallel run hands out first: the work units (a group of GROUPS, a file of module fixtures, or
+# one test) that take longest, longest first, so that none of them starts near the end while the other
+# workers run out of work (longest-processing-time-first; pytest-xdist's order is the number of tests
+# of a unit, then the collection's, which put lab 5 or the swap benchmark last). A group's or a test's
+# seconds, as measured in .ci/run's parallel run (4 workers on this 2-core machine): only the order
+# depends on them; a unit not listed comes after every listed one, in pytest-xdist's order.
+LONG = {
+    "slurm-cluster": 330, "test_distributed_checkpoint.py": 180, "site/test_serve_builds.py": 300,
+    "site/test_run_feed.py": 250, "site/test_editions.py": 250, "lab6-cluster": 260, "slurm-local": 250,
+    "labs/test_labs.py::test_lab_self_check_passes[05-atomic-checkpoints]": 220,
+    "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_swap]": 176,
+    "site/test_every_page.py::test_every_page_loads_without_an_error_or_a_failed_request[Korean]": 158,
+    "labs/test_labs.py::test_lab_self_check_passes[07-fault-campaign]": 148,
+    "site/test_every_page.py::test_every_page_loads_without_an_error_or_a_failed_request[English]": 100,
+    "site/test_build.py::test_publish_keeps_each_version_on_the_pages_branch": 96,
+    "test_release.py::test_the_training_extra_alone_runs_the_primitives_and_lab_2": 72,
+    "test_adopt_wheel.py::test_a_team_adopts_the_installed_wheel": 70,
+    "test_properties_records.py::test_every_valid_set_renders_exports_and_sets": 66,
+    "labs/test_labs.py::test_lab4_watchdog_variant_passes": 63,
+    "site/test_lookup_browser.py::test_every_ladder_lists_its_incidents_and_every_incident_links_its_ladder": 50,
+    "site/test_properties_site.py::test_every_valid_set_builds_into_a_site_without_raw_markup": 52,
+    "labs/test_labs.py::test_lab_self_check_passes[04-hung-rank]": 51,
+    "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_reporter]": 47,
+    "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_build]": 46,
+    "labs/test_labs.py::test_lab_self_check_passes[03-nan-guard]": 46,
+}
+
+
+def expected_seconds(scope: str, nodes: list[str]) -> float:
+    """What LONG says a work unit takes: its group's figure, else the sum of its tests' (a node id
+    without its [parameter] covers each parameter)."""
+    if scope in LONG:
+        return LONG[scope]
+    return sum(LONG.get(node, LONG.get(node.split("[", 1)[0], 0)) for node in nodes)
+
+
 def group_of(node: str) -> str | None:
     """The group that the test ``node`` (relative to tests/) is in, if any: its entry of GROUPS;
     else its file, where a fixture of that file lives for the module (made once for its tests,
@@ -232,6 +268,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     class Grouped(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return group_of(nodeid.removeprefix("tests/")) or super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            # the longest unit LONG knows of first; else pytest-xdist's next
+            def seconds(scope: str) -> float:
+                return expected_seconds(scope.removeprefix("tests/"),
+                                        [nodeid.removeprefix("tests/") for nodeid in self.workqueue[scope]])
+            longest = max(self.workqueue, key=seconds)  # the first of equals: pytest-xdist's order kept
+            if seconds(longest) > 0:
+                self.workqueue.move_to_end(longest, last=False)
+            super()._assign_work_unit(node)  # type: ignore[arg-type]
 
     return Grouped(config, log)
 

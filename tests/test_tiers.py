@@ -39,6 +39,32 @@ def test_every_entry_names_a_test_file_or_a_test_of_it(table: str, pytestconfig:
     assert missing == []
 
 
+def test_every_long_unit_is_a_group_or_names_a_test_file_or_a_test_of_it(pytestconfig: pytest.Config) -> None:
+    conftest = _conftest(pytestconfig)
+    groups = set(conftest.GROUPS.values())
+    missing = []
+    for node, seconds in conftest.LONG.items():
+        file, _, name = node.partition("::")
+        path = TESTS / file
+        if node not in groups and (not path.is_file() or (name and name.split("[", 1)[0] not in _tests_of(path))):
+            missing.append(node)
+        assert seconds > 0, f"{node}: its seconds"
+    assert missing == []
+
+
+def test_a_units_expected_seconds_are_its_groups_or_the_sum_of_its_tests(pytestconfig: pytest.Config) -> None:
+    conftest = _conftest(pytestconfig)
+    expected, long = conftest.expected_seconds, conftest.LONG
+    swap, lab5 = "test_benchmarks.py::test_benchmark_runs_at_its_tiny_size[bench_swap]", \
+        "labs/test_labs.py::test_lab_self_check_passes[05-atomic-checkpoints]"
+    lookup = "site/test_lookup_browser.py::test_every_ladder_lists_its_incidents_and_every_incident_links_its_ladder"
+    assert expected(swap, [swap]) == long[swap] > 0  # a test alone is its own unit
+    assert expected("lab6-cluster", ["labs/test_labs.py::test_lab6_variant_passes[elastic]"]) == long["lab6-cluster"] > 0
+    assert expected("some-group", [swap, lab5]) == long[swap] + long[lab5]
+    assert expected(f"{lookup}[ko]", [f"{lookup}[ko]"]) == long[lookup] > 0  # an entry without its parameter
+    assert expected("test_tiers.py::test_a", ["test_tiers.py::test_a"]) == 0
+
+
 def test_every_test_file_has_a_name_of_its_own() -> None:
     # pytest imports test files by their base name (no packages here): a second file of one name
     # in another folder stops the whole collection ("import file mismatch"), so CI runs nothing
