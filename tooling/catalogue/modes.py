@@ -30,6 +30,7 @@ class FailureMode:
     distinguish: tuple[str, ...] = ()
     generic: bool = False
     downstream: bool = False
+    ends_attempt: bool = False  # a scheduler's stop: nothing after it is the aftermath of what came before
     refines: str | None = None  # the coarser mode this one is a particular failure of
 
 

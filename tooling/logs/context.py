@@ -126,18 +126,31 @@ def _lead(line: str) -> tuple[int | None, int]:
     return (ranks[0] if ranks else None), lead.end()
 
 
-def leading_time(line: str, now: datetime) -> When | None:
-    """The time a line starts with (after its rank prefix), if any."""
-    return time_at(line, _skip(line, _lead(line)[1]), now)[0]
+def line_time(line: str, now: datetime) -> When | None:
+    """The time a line was written at, as :func:`context` reads it: the one it starts with (after
+    its rank prefix), else an ISO time written inside it; for the lines the scan does not read
+    whole (those a flagged line inherits its time from, progress lines)."""
+    pos = _skip(line, _lead(line)[1])
+    when, end = time_at(line, pos, now)
+    return when if end > pos else _inside(line, pos, now)[0]
+
+
+def _inside(line: str, pos: int, now: datetime) -> tuple[When | None, tuple[int, int]]:
+    """An ISO time written inside a line that starts with none, from ``pos`` on, and where it is:
+    SLURM's "CANCELLED AT 2026-11-02T05:00:00", submitit's "ERROR (2026-11-02 05:45:40,210)"."""
+    anywhere = _ISO.search(line, pos)
+    if anywhere is None:
+        return None, (0, 0)
+    when, end = time_at(line, anywhere.start(), now)
+    return (when, (anywhere.start(), end)) if when else (None, (0, 0))
 
 
 def context(line: str, now: datetime) -> Context:
     """When, where and by which rank a line was written, as far as the line itself says."""
     rank, pos = _lead(line)
     when, span, host, pos = _prefix(line, _skip(line, pos), now)
-    if when is None and (anywhere := _ISO.search(line, pos)):  # SLURM's "CANCELLED AT 2026-11-02T05:00:00"
-        when, end = time_at(line, anywhere.start(), now)
-        span = (anywhere.start(), end) if when else span
+    if when is None:  # none at its start: one inside it (_inside)
+        when, span = _inside(line, pos, now)
     host = host or next((found.group(1) for pattern in _HOSTS if (found := pattern.search(line, pos))), None)
     if rank is None:
         found = _RANK_TAG.search(line, pos) or _RANK_WORD.search(line, pos)

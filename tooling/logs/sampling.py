@@ -29,7 +29,7 @@ from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.logs import blocks
 from tooling.logs.chunks import Chunks
-from tooling.logs.context import When, leading_time
+from tooling.logs.context import When, line_time
 from tooling.logs.numbers import non_finite, numbers, scale_change
 from tooling.logs.series import Series
 from tooling.logs.spikes import SeriesFinding, Point
@@ -114,7 +114,7 @@ class Numeric:
             sample = self.waiting.popleft()
             text, number = sample.text, self.line_at(chunks, sample.at - chunks.offset, line)
             values = numbers(text)
-            when = leading_time(text, now)
+            when = line_time(text, now)
             found += self.series.observe(Point(number, text, zoned(when, number) if when else None, values.step),
                                          values)
         return found

@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 
 from tooling.logs import blocks
 from tooling.logs.chunks import Chunks
-from tooling.logs.context import When, leading_time, log_zone
+from tooling.logs.context import When, line_time, log_zone
 
 LOOK_BACK = 50  # lines searched above a line without a time for the time it happened at
 ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone its times are in
@@ -63,8 +63,8 @@ class Timeline:
 
     def _above(self, end: int, line: int) -> Known | None:
         """The time the line at ``end`` (number ``line``) inherits: of the last line above it
-        with a time at its start, or of :attr:`last` (a line whose time is elsewhere in it
-        counts too: it was flagged and read whole), whichever is lower, within LOOK_BACK lines."""
+        with a time (:func:`~tooling.logs.context.line_time`), or of :attr:`last`, whichever is
+        lower, within LOOK_BACK lines."""
         known = self.last
         return self._search(end, line, max(0, known[0] - self.chunks.offset) if known else 0)
 
@@ -86,7 +86,7 @@ class Timeline:
                 known = self.last
                 return known if known is not None and line - known[1] <= LOOK_BACK else None
             begin = self.chunks.buffer.rfind(b"\n", 0, end - 1) + 1
-            found = leading_time(blocks.decode(self.chunks.buffer, begin, end)[0], self.now)
+            found = line_time(blocks.decode(self.chunks.buffer, begin, end)[0], self.now)
             if found is not None and found.at is not None:
                 return self.chunks.offset + begin, line - back, found
             end = begin

@@ -1,0 +1,83 @@
+"""Where one failure's story ends and another's begins in a raw log (issue 25, sweep 6's misses),
+by mechanisms that hold whatever the wording: a scheduler's stop ends the job's attempt, so nothing
+a later attempt writes is the aftermath of what came before it; a time written inside a line is
+that line's time. Every log is made up; each test has a log it must draft and one it must not."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tooling.logs.context import line_time
+from tooling.logs.scan import scan_logs
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+STEP = "2026-11-02 09:58:00,000 INFO [train.py:214] step 100 | loss 2.51 | lr 3.00e-04"
+PREEMPTED = "slurmstepd: error: *** JOB 4821 ON node042 CANCELLED AT 2026-11-02T10:00:00 DUE TO PREEMPTION ***"
+CANCELLED = "slurmstepd: error: *** JOB 4821 ON node042 CANCELLED AT 2026-11-02T10:00:05 ***"
+UNWINDING = ["srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+             "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused"]
+
+
+def _bug(at: str) -> list[str]:
+    """A rank's exception, its header under a line written at ``at`` (HH:MM:SS)."""
+    return [f"2026-11-02 {at},000 INFO [train.py:50] loading shard index", "Traceback (most recent call last):",
+            '  File "train.py", line 50, in <module>', "    main()", "ValueError: shard 7 has no owner"]
+
+
+def _modes(tmp_path: Path, lines: list[str]) -> list[str]:
+    path = tmp_path / "job.log"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return [draft.mode.id for draft in scan_logs([path], now=NOW).drafts]
+
+
+@pytest.mark.parametrize(("at", "drafts"), [
+    ("10:06:00", ["scheduler.preemption", "software.bug"]),  # the requeued attempt's failure, 6 minutes on
+    ("10:00:20", ["scheduler.preemption"]),  # a rank that raises while the stop unwinds: the stop
+])
+def test_a_preemption_ends_the_attempt_and_what_follows_its_unwinding_is_not_its_aftermath(
+        tmp_path: Path, at: str, drafts: list[str]) -> None:
+    assert _modes(tmp_path, [STEP, PREEMPTED, *UNWINDING, *_bug(at)]) == drafts
+
+
+@pytest.mark.parametrize(("at", "drafts"), [
+    ("10:08:00", ["host.oom-killed", "software.bug"]),  # after the cancel and a requeue: not the OOM's
+    ("10:00:30", ["host.oom-killed"]),  # a rank that raises as the cancel kills it: still the OOM's
+])
+def test_a_cancel_ends_the_attempt_so_a_later_failure_is_not_the_aftermath_of_one_before_it(
+        tmp_path: Path, at: str, drafts: list[str]) -> None:
+    oom = ("[Mon Nov  2 10:00:01 2026] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, "
+           "anon-rss:87654321kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:171234kB oom_score_adj:0")
+    assert _modes(tmp_path, [STEP, oom, CANCELLED, *_bug(at)]) == drafts
+
+
+def test_without_a_stop_a_later_exception_is_still_the_aftermath_within_the_window(tmp_path: Path) -> None:
+    oom = ("[Mon Nov  2 10:00:01 2026] Out of memory: Killed process 4242 (python3) total-vm:98765432kB, "
+           "anon-rss:87654321kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:171234kB oom_score_adj:0")
+    assert _modes(tmp_path, [STEP, oom, *_bug("10:08:00")]) == ["host.oom-killed"]
+
+
+def test_a_time_written_inside_the_line_above_is_the_time_a_line_without_one_inherits(tmp_path: Path) -> None:
+    # submitit writes its time after its level, Slurm inside its message: the requeued job's
+    # exception 45 minutes after the preemption is read at its time, not at the preemption's
+    requeued = ["submitit ERROR (2026-11-02 10:45:40,210) - Submitted job triggered an exception",
+                "Traceback (most recent call last):", '  File "train.py", line 50, in <module>', "    main()",
+                "ValueError: shard 7 has no owner"]
+    path = tmp_path / "job.log"
+    path.write_text("\n".join([PREEMPTED, *UNWINDING, *requeued]) + "\n", "utf-8")
+    preemption, bug = scan_logs([path], now=NOW).drafts
+    assert (preemption.mode.id, bug.mode.id) == ("scheduler.preemption", "software.bug")
+    assert bug.detected_at == datetime(2026, 11, 2, 10, 45, 40, 210000, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(("line", "at"), [
+    ("submitit ERROR (2026-11-02 10:45:40,210) - Submitted job triggered an exception", "2026-11-02T10:45:40.210000"),
+    (PREEMPTED, "2026-11-02T10:00:00"),
+    ("[rank3]: job 4821 saved at 2026-11-02T10:00:00", "2026-11-02T10:00:00"),  # after the rank's prefix
+    ("2026-11-02 10:45:40,000 INFO resumed the run of 2026-11-01T08:00:00", "2026-11-02T10:45:40"),  # its start wins
+    ("step 100 | loss 2.51", None),
+])
+def test_the_time_of_a_line_is_the_one_it_starts_with_else_one_inside_it(line: str, at: str | None) -> None:
+    when = line_time(line, NOW)
+    assert (when.at.replace(tzinfo=None).isoformat() if when and when.at else None) == at
