@@ -100,6 +100,44 @@ def test_a_write_removes_what_writers_killed_mid_write_left_and_nothing_of_a_liv
     assert target.read_text() == "new\n"
 
 
+def test_a_write_lists_the_folder_again_only_when_something_moved_its_time(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Looking for leftovers lists the folder (a few ms at 10,000 names): a second replace of the
+    same file, with nothing else written into the folder since the first, does not list it; a
+    writer that dies meanwhile made its temporary file there, and the next replace sweeps it."""
+    target = tmp_path / "INC-0001.yaml"
+    target.write_text("old\n")
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(str(path)) or real(path))
+    replace_file(target, "one\n")
+    assert listed == [str(tmp_path)]
+    replace_file(target, "two\n")
+    assert listed == [str(tmp_path)]  # not again
+    dead = multiprocessing.get_context("fork").Process(target=_leave_a_temp_and_die, args=(str(target),))
+    dead.start()
+    dead.join()
+    assert len(list(tmp_path.glob(f".INC-0001.yaml.{dead.pid}.*.tmp"))) == 1
+    replace_file(target, "three\n")
+    assert listed == [str(tmp_path)] * 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["INC-0001.yaml"] and target.read_text() == "three\n"
+
+
+def test_create_next_takes_the_number_after_the_callers_listing_without_listing(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "INC-0007.yaml").write_text("taken\n")
+    listed: list[str] = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(str(path)) or real(path))
+    assert create_next(tmp_path, "INC-", lambda i: f"id: {i}\n", taken=7)[0] == "INC-0008"
+    assert listed == []
+    # a listing that is behind (another writer took 0009 since): the link fails, the folder is listed
+    (tmp_path / "INC-0009.yaml").write_text("taken\n")
+    assert create_next(tmp_path, "INC-", lambda i: f"id: {i}\n", taken=8)[0] == "INC-0010"
+    assert listed == [str(tmp_path)]
+    assert (tmp_path / "INC-0009.yaml").read_text() == "taken\n"
+
+
 def test_create_next_retries_when_another_writer_takes_the_number_first(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     import tooling.writers.ids as allocation

@@ -139,6 +139,35 @@ def xid(k: int) -> str:
             "GPU has fallen off the bus.\n")
 
 
+def test_the_watchs_own_writes_do_not_make_it_list_the_folder_again(repo: Path, tmp_path: Path,
+                                                                    listings: None) -> None:
+    """A poll that files moves the folder's time by its own write: the next poll does not list the
+    folder for it (RecordNames.wrote); a write of another process after it does."""
+    add_incidents(repo, 20)
+    log, state = tmp_path / "train.log", tmp_path / "offsets.json"
+    filed: list[Any] = []
+    watcher = Watcher(root=repo, logs=[log], where={"run": "demo-7b", "extra": {}},
+                      state=offsets.load(state, "demo-7b"), rule=StallRule(repo, "demo-7b", None),
+                      clock=lambda: datetime.fromisoformat(NOW), emit=filed.append, once=True)
+
+    def poll(k: int) -> tuple[str, str, list[str]]:
+        scanned()
+        with open(log, "a") as handle:
+            handle.write(xid(k))
+        watcher.poll(state)
+        return filed[-1].action, filed[-1].incident, [p for p in scanned() if p == str(repo / "incidents")]
+
+    try:
+        assert poll(0)[:2] == ("created", "INC-0120")
+        assert poll(1) == ("occurrence", "INC-0120", [])
+        assert poll(2) == ("occurrence", "INC-0120", [])
+        written_by_another_process(repo / "incidents" / "INC-0200.yaml", an_open_copy(repo, "INC-0001", "INC-0200"))
+        assert poll(3) == ("occurrence", "INC-0200", [str(repo / "incidents")])
+        assert poll(4) == ("occurrence", "INC-0200", [])
+    finally:
+        watcher.close()
+
+
 @pytest.mark.slow  # ~5 s: waits for the incidents to be older than the watch's racy interval
 def test_records_written_by_other_processes_between_polls_are_filed_against(repo: Path, tmp_path: Path) -> None:
     add_incidents(repo, 300)

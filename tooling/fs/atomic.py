@@ -39,9 +39,28 @@ def _write_temp(path: Path, text: str) -> str:
     return temp
 
 
-def _sweep_leftovers(path: Path) -> None:
+# a file this process replaced -> its folder's stamp (inode, modification time) just after: the
+# folder's listing, one system call of a few ms at 10,000 names, is skipped at the file's next
+# replace when nothing moved that time since (a writer that died since made its temporary file:
+# it moved it). Best effort, as the sweep is: a leftover made within the tick of that stat is
+# swept at a later edit, after anything else moved the folder's time.
+_swept: dict[str, tuple[int, int]] = {}
+
+
+def _folder_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path.parent)
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns
+
+
+def _sweep_leftovers(path: Path, before: tuple[int, int] | None) -> None:
     """Remove the temporary files of ``path`` that SIGKILLed writers left (their pid, in the
-    name, is gone): each edit of a record cleans up after the writers that died writing it."""
+    name, is gone): each edit of a record cleans up after the writers that died writing it.
+    ``before``: the folder's stamp before this write made its own temporary file."""
+    if before is not None and _swept.get(str(path)) == before:
+        return
     prefix = f".{path.name}."
     try:
         names = os.listdir(path.parent)
@@ -98,10 +117,11 @@ def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = No
     replaced and the link stays a link.
     """
     path = _replaced(path)
+    before = _folder_stamp(path)
     temp = _write_temp(path, text)
     # only here, not in create_file: listing the folder is one scan per edit, but would be one per
     # record for an import of 100,000 rows
-    _sweep_leftovers(path)
+    _sweep_leftovers(path, before)
     try:
         if still is not None and not still():
             os.unlink(temp)
@@ -116,6 +136,8 @@ def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = No
             raise _named(exc, path) from exc
         raise
     fsync_path(path.parent)
+    if (after := _folder_stamp(path)) is not None:
+        _swept[str(path)] = after
     return True
 
 

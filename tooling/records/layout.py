@@ -41,6 +41,14 @@ def record_stem(name: str) -> str | None:
     return None
 
 
+def highest_numbered(names: Iterable[str], prefix: str) -> int:
+    """The highest N of the names ``<prefix>N.yaml`` (or ``.yml``) among ``names``; 0 if none."""
+    # the names joined by "/", which no name holds, and matched at once: a folder of 10,000 records
+    # takes no Python call a name
+    pattern = re.compile(rf"(?:\A|/){re.escape(prefix)}(\d+)\.ya?ml(?=/|\Z)")
+    return max(map(int, pattern.findall("/".join(names))), default=0)
+
+
 def find_root(start: Path | None = None) -> Path:
     """The nearest folder at or above ``start`` that holds mkdocs.yml or a records folder."""
     here = (start or Path.cwd()).resolve()

@@ -13,6 +13,13 @@ removed or replaced (every write of tooling is an atomic replace) moves its fold
 time; a folder changed within :data:`RACY` seconds of being listed is listed again at the next
 refresh too, as git does with files: on a file system whose times are coarse (a second, two on
 FAT), a second change within the same tick leaves the same time.
+
+The reader's own writes move its folders' times too, and listing a folder of 10,000 names takes
+a few ms (the system call alone): :meth:`RecordNames.wrote` takes the names it wrote into the
+listing it has and the time they left, so that the next refresh need not list the folder again.
+What the time alone cannot tell apart from its own writes (another process writing into the
+folder between the refresh before them and the stat after them, or within the tick of that
+stat) is found by listing it again at least every :data:`VOUCHED` seconds while it writes.
 """
 from __future__ import annotations
 
@@ -20,17 +27,19 @@ import bisect
 import itertools
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter, methodcaller, ne
 from pathlib import Path
 
 from tooling.records.findings import Finding
 from tooling.records.kinds import RECORD_DIRS
-from tooling.records.layout import RECORD_NAME, SUFFIXES, record_stem, shipped_records
+from tooling.records.layout import RECORD_NAME, SUFFIXES, highest_numbered, record_stem, shipped_records
 from tooling.records.load import Loaded, load_file, no_collection
 from tooling.records.shipped import shipped_root
 
 RACY = 2.0  # seconds: a file or folder changed this recently is not known by its stat alone
+VOUCHED = 10.0  # seconds after its last listing that a folder's time set by the reader's own writes is taken as is
 _SERIALS = itertools.count()
 
 
@@ -47,6 +56,21 @@ class Folder:
     changed: frozenset[str] = frozenset()  # names added or replaced since then
     gone: frozenset[str] = frozenset()  # names removed since then
     _records: list[str] | None = field(default=None, repr=False)
+    listed: float = field(default_factory=time.monotonic)  # when it was last really listed
+    own: bool = False  # its stamp is the one the reader's own writes left (see RecordNames.wrote)
+    _highest: dict[str, int] = field(default_factory=dict, repr=False)  # prefix -> highest number named
+
+    def highest(self, prefix: str) -> int:
+        """The highest N of its names ``<prefix>N.yaml``, worked out once a listing."""
+        if prefix not in self._highest:
+            self._highest[prefix] = highest_numbered(self.inodes, prefix)
+        return self._highest[prefix]
+
+    def current(self, stamp: tuple[int, int]) -> bool:
+        """Whether this listing is the folder's as it is now, of stamp ``stamp``, without listing it."""
+        if stamp != self.stamp:
+            return False
+        return self.trusted or (self.own and time.monotonic() - self.listed < VOUCHED)
 
     @property
     def records(self) -> list[str]:
@@ -76,26 +100,38 @@ def _listed(path: str, info: os.stat_result, listed_at: int, old: Folder | None)
     added = changed - was.keys()
     # as many names went as the count says: none in the common case (a file replaced, one added)
     gone = frozenset(was.keys() - inodes.keys()) if len(was) + len(added) != len(inodes) else frozenset()
+    return Folder(path, stamp, trusted, inodes, below, after=old.serial, changed=changed, gone=gone,
+                  _records=_updated(old, added, gone), _highest=_still_highest(old, added, gone))
+
+
+def _still_highest(old: Folder, added: Iterable[str], gone: Iterable[str]) -> dict[str, int]:
+    """``old``'s highest numbers with ``added`` names too (none kept when a name went)."""
+    if gone:
+        return {}
+    return {prefix: max(highest, highest_numbered(added, prefix)) for prefix, highest in old._highest.items()}
+
+
+def _updated(old: Folder, added: Iterable[str], gone: Iterable[str]) -> list[str] | None:
+    """``old``'s sorted record paths with a few names added and removed (None: not made yet)."""
     records = old._records
-    if records is not None and (added or gone):  # a few names came or went: the sorted list updated, not made again
-        records = list(records)
-        for name in gone:
-            if record_stem(name) is not None:
-                del records[bisect.bisect_left(records, os.path.join(path, name))]
-        for name in added:
-            if record_stem(name) is not None:
-                bisect.insort(records, os.path.join(path, name))
-    return Folder(path, stamp, trusted, inodes, below, after=old.serial, changed=changed, gone=gone, _records=records)
+    if records is None or not (added or gone):
+        return records
+    records = list(records)  # a few names came or went: the sorted list updated, not made again
+    for name in gone:
+        if record_stem(name) is not None:
+            del records[bisect.bisect_left(records, os.path.join(old.path, name))]
+    for name in added:
+        if record_stem(name) is not None:
+            bisect.insort(records, os.path.join(old.path, name))
+    return records
 
 
 def _changed(inodes: dict[str, int], was: dict[str, int]) -> frozenset[str]:
-    """The names of ``inodes`` new or of another inode than in ``was``, compared in C: the names
-    of a folder listed again mostly come in the same order (no Python call a name then)."""
+    """The names of ``inodes`` new or of another inode than in ``was``, compared in C (no
+    Python call a name)."""
     if inodes == was:
         return frozenset()
-    if list(inodes) == list(was):
-        return frozenset(itertools.compress(inodes, map(ne, inodes.values(), was.values())))
-    return frozenset(name for name, inode in inodes.items() if was.get(name) != inode)
+    return frozenset(itertools.compress(inodes, map(ne, inodes.values(), map(was.get, inodes))))
 
 
 class RecordNames:
@@ -107,7 +143,8 @@ class RecordNames:
         self._folders: list[Folder] | None = None  # in walk order (as repository_files walks them)
         self.shipped: list[str] = []  # the shipped ladders and stack it does not override
 
-    def _listing(self) -> list[Folder]:
+    def listing(self) -> list[Folder]:
+        """The folders as last listed (listed now if never), with the reader's own writes since."""
         return self._folders if self._folders is not None else self.refresh()
 
     def refresh(self) -> list[Folder]:
@@ -128,7 +165,7 @@ class RecordNames:
         try:
             info = os.stat(path)
             folder = kept.get(path)
-            if folder is None or folder.stamp != (info.st_ino, info.st_mtime_ns) or not folder.trusted:
+            if folder is None or not folder.current((info.st_ino, info.st_mtime_ns)):
                 folder = _listed(path, info, listed_at, folder)
         except OSError:
             return
@@ -136,13 +173,43 @@ class RecordNames:
         for name in folder.below:
             self._visit(os.path.join(path, name), kept, folders)
 
+    def wrote(self, paths: Iterable[Path]) -> None:
+        """Take the record files at ``paths``, just written (replaced or created) by the reader
+        since its last refresh, into the listing, with the time they left on their folder: the next
+        refresh lists the folder again only if something else moved that time (or VOUCHED seconds
+        after its last listing, for what hid behind the reader's own writes)."""
+        by_folder: dict[str, list[str]] = {}
+        for path in paths:
+            by_folder.setdefault(str(Path(path).parent), []).append(Path(path).name)
+        for index, folder in enumerate(self._folders or []):
+            names = by_folder.get(folder.path)
+            if names is None:
+                continue
+            try:
+                info = os.stat(folder.path)
+                inodes = {name: os.stat(os.path.join(folder.path, name), follow_symlinks=False).st_ino
+                          for name in names}
+            except OSError:  # gone meanwhile: the next refresh says what is there
+                continue
+            added = [name for name in inodes if name not in folder.inodes]
+            self._folders[index] = Folder(  # type: ignore[index]
+                folder.path, (info.st_ino, info.st_mtime_ns), False, {**folder.inodes, **inodes},
+                folder.below, after=folder.serial, changed=frozenset(inodes), _records=_updated(folder, added, ()),
+                listed=folder.listed, own=True, _highest=_still_highest(folder, added, ()))
+
+    def highest(self, directory: str, prefix: str) -> int | None:
+        """The highest N of the names ``<prefix>N.yaml`` in the folder ``directory`` (relative to
+        the root) as last listed; None when it was not listed."""
+        own = os.path.join(str(self.root), directory)
+        return next((f.highest(prefix) for f in self.listing() if f.path == own), None)
+
     def files(self, stem: str) -> list[str]:
         """The record files named ``stem`` plus a record suffix, in the order
         :func:`~tooling.records.layout.repository_files` lists them."""
         if not stem or stem.startswith("."):
             return []
         wanted = sorted(stem + suffix for suffix in SUFFIXES)
-        found = [os.path.join(f.path, name) for f in self._listing() for name in wanted if name in f.inodes]
+        found = [os.path.join(f.path, name) for f in self.listing() for name in wanted if name in f.inodes]
         return found + [path for path in self.shipped if os.path.basename(path) in wanted]
 
     def within(self, directory: str) -> list[str]:
@@ -150,7 +217,7 @@ class RecordNames:
         and the shipped ones of that folder, in the order repository_files lists them."""
         own = os.path.join(str(self.root), directory)
         shipped = os.path.join(str(shipped_root()), directory)
-        return [*(path for f in self._listing() if f.path == own or f.path.startswith(own + os.sep)
+        return [*(path for f in self.listing() if f.path == own or f.path.startswith(own + os.sep)
                   for path in f.records),
                 *(path for path in self.shipped if path.startswith(shipped + os.sep))]
 

@@ -19,8 +19,9 @@ repository holds:
   for a file replaced twice between two polls whose second version got the first one's inode
   back, as ext4 hands freed inodes out again: the sweep notices that one too).
 
-A poll's cost is then one stat a folder, a listing of each folder whose time moved (the watch's
-own writes move that of ``incidents/``: a few ms per 10,000 names) and a few stats and reads.
+A poll's cost is then one stat a folder, a listing of each folder whose time another process
+moved (a few ms per 10,000 names; the watch's own writes are taken into the listing it has, see
+:meth:`KnownIncidents.wrote`) and a few stats and reads.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import math
 import os
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,13 @@ class KnownIncidents:
         shipped = {path: len(folders) + i for i, path in enumerate(self.names.shipped)}
         return sorted(self._open.values(),
                       key=lambda i: (shipped.get(i.path, rank.get(os.path.dirname(i.path), -1)), i.path))
+
+    def wrote(self, paths: Iterable[Path]) -> None:
+        """The record files at ``paths`` were just written by this reader: its next poll lists
+        their folder again only if something else changed it (:meth:`RecordNames.wrote`), and
+        reads them again (they are racy)."""
+        self.names.wrote(paths)
+        self._racy.update(self._listed_again(self.names.listing()))
 
     def carries(self, watch: str, mark: str) -> bool:
         """Whether an incident carries ``mark`` under ``watch`` (in ``watch_polls``)."""

@@ -25,6 +25,7 @@ from typing import Any
 from tooling.analysis.identity import identify_data
 from tooling.analysis.incidents import where_of
 from tooling.records import roundtrip
+from tooling.records.kinds import KINDS
 from tooling.rules.others import Repository
 from tooling.watch.known import Incident, KnownIncidents
 from tooling.writers.edit import edit_document, rewrite
@@ -136,9 +137,13 @@ def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark, 
             outcomes[index] = Outcome("occurrence", Path(record.path), item.occurrences, total, item.details)
         else:
             new.append((index, item))
-    paths = file_all([_marked(item.values, item.occurrences, mark, index) for index, item in new], root=root, now=now)
+    # numbered after the highest of the listing just refreshed: the folder is not listed again for it
+    taken = incidents.names.highest(KINDS["incident"].directory, KINDS["incident"].id_prefix) if new else None
+    paths = file_all([_marked(item.values, item.occurrences, mark, index) for index, item in new], root=root, now=now,
+                     taken=taken)
     for (index, item), path in zip(new, paths):
         outcomes[index] = Outcome("created", path, item.occurrences, item.occurrences, item.details)
+    incidents.wrote([outcome.path for outcome in outcomes.values()])  # its folder is not listed again for them
     return [outcomes[index] for index in sorted(outcomes)]
 
 

@@ -117,13 +117,15 @@ def values_for(draft: Draft, where: dict[str, Any], *, by: str = "tooling scan")
     return {**values, "run": where["run"], "severity": SEVERITY, "extra": {**values["extra"], **where["extra"]}}
 
 
-def file_all(incidents: list[dict[str, Any]], **common: Any) -> list[Path]:
+def file_all(incidents: list[dict[str, Any]], *, taken: int | None = None, **common: Any) -> list[Path]:
     """Write one incident per set of values, all or none: when one fails, those written before
-    it are removed again, so a failed command leaves the repository as it was."""
+    it are removed again, so a failed command leaves the repository as it was. ``taken``: the
+    highest incident number the caller's listing shows (:func:`tooling.writers.ids.create_next`)."""
     created: list[Path] = []
     try:
         for values in incidents:
-            created.append(new_incident(**common, **values))
+            created.append(new_incident(**common, **values, taken=taken))
+            taken = None  # the next one lists the folder: the caller's listing does not show this one
     except BaseException:
         for path in created:
             path.unlink(missing_ok=True)

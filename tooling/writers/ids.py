@@ -2,22 +2,19 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Callable
 
 from tooling.errors import UserError
 from tooling.fs.atomic import create_file
 from tooling.records.findings import shown_path
+from tooling.records.layout import highest_numbered
 
 MAX_ATTEMPTS = 10_000
 
 
 def highest_number(directory: Path, prefix: str) -> int:
-    # the names joined by "/", which no name holds, and matched at once: a folder of 10,000 records
-    # takes no Python call a name
-    pattern = re.compile(rf"(?:\A|/){re.escape(prefix)}(\d+)\.ya?ml(?=/|\Z)")
-    return max(map(int, pattern.findall("/".join(os.listdir(directory)))), default=0)
+    return highest_numbered(os.listdir(directory), prefix)
 
 
 def format_id(prefix: str, number: int) -> str:
@@ -48,16 +45,21 @@ def make_folder(directory: Path) -> None:
                     "or make it a folder)")
 
 
-def create_next(directory: Path, prefix: str, render: Callable[[str], str]) -> tuple[str, Path]:
+def create_next(directory: Path, prefix: str, render: Callable[[str], str], *,
+                taken: int | None = None) -> tuple[str, Path]:
     """Write ``render(id)`` under the next free ``<prefix>NNNN.yaml``; return the id and path.
 
     Concurrent callers each compute the next number; link(2) lets exactly one of them take a
-    name, and the losers move on to a higher number instead of overwriting.
+    name, and the losers move on to a higher number instead of overwriting. ``taken``: the
+    highest number the caller's own listing of the folder shows (a watch's, refreshed at its
+    poll): tried first without listing the folder (a few ms at 10,000 names); a name taken
+    meanwhile fails the link, and the folder is listed as without it.
     """
     make_folder(directory)
     tried = 0
-    for _ in range(MAX_ATTEMPTS):
-        number = max(highest_number(directory, prefix) + 1, tried + 1)
+    for attempt in range(MAX_ATTEMPTS):
+        listed = taken if attempt == 0 and taken is not None else highest_number(directory, prefix)
+        number = max(listed + 1, tried + 1)
         record_id = format_id(prefix, number)
         path = directory / f"{record_id}.yaml"
         try:

@@ -95,8 +95,9 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
                  nodes: list[str] | None = None, ranks: list[int] | None = None,
                  detected_at: str | None = None, reported_by: str | None = None,
                  actions: list[str] | None = None, findings: list[str] | None = None,
-                 extra: dict[str, Any] | None = None) -> Path:
-    """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection.
+                 extra: dict[str, Any] | None = None, taken: int | None = None) -> Path:
+    """Write the next incidents/INC-NNNN.yaml; ``findings`` become timeline entries at detection;
+    ``taken``: the highest number the caller knows taken (see :func:`tooling.writers.ids.create_next`).
 
     ``extra`` holds any other schema fields (failure_mode, keywords, notes, scope and cluster,
     status with resolved_at, occurrences, impact, links): they override the defaults.
@@ -127,10 +128,11 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
     if not EARLIEST <= when.date() <= LATEST:  # as `tooling validate` says of every date
         raise FieldError([("detected_at", f"{excerpt(detected)} is outside the years {EARLIEST.year}-"
                                           f"{LATEST.year}; expected a date in the life of a training run")])
-    return _create_numbered("incident", values, root / KINDS["incident"].directory, now)
+    return _create_numbered("incident", values, root / KINDS["incident"].directory, now, taken=taken)
 
 
-def _create_numbered(kind: str, values: dict[str, Any], directory: Path, now: datetime) -> Path:
+def _create_numbered(kind: str, values: dict[str, Any], directory: Path, now: datetime, *,
+                     taken: int | None = None) -> Path:
     """Render and check the file once, then take the next free number for it."""
     make_folder(directory)
     placeholder = values["id"]
@@ -138,7 +140,7 @@ def _create_numbered(kind: str, values: dict[str, Any], directory: Path, now: da
     line = f"\nid: {placeholder}\n"
     assert text.count(line) == 1, "the id is written once, at the top level"
     _, path = create_next(directory, KINDS[kind].id_prefix,
-                          lambda record_id: text.replace(line, f"\nid: {record_id}\n"))
+                          lambda record_id: text.replace(line, f"\nid: {record_id}\n"), taken=taken)
     return path
 
 
