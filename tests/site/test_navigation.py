@@ -151,7 +151,7 @@ def _tag_section_size(page: Page, anchor: str) -> int:
     return page.evaluate("""id => {
         const heading = document.getElementById(id);
         let count = 0;
-        for (let node = heading.nextElementSibling; node && node.tagName !== 'H2'; node = node.nextElementSibling)
+        for (let node = heading.nextElementSibling; node && !/^H[1-6]$/.test(node.tagName); node = node.nextElementSibling)
             count += node.querySelectorAll('a').length;
         return count;
     }""", anchor)

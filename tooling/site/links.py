@@ -14,7 +14,12 @@ _TAG_SLUG = slugify(case="lower")  # what mkdocs-material's tags plugin uses for
 
 def tag_anchor(facet: str, value: Any) -> str:
     """The anchor of a tag's section on the tags page: ('layer', 'nccl') -> 'tag:layer-nccl'."""
-    return "tag:" + _TAG_SLUG(f"{facet}: {value}", "-")
+    return tag_id(f"{facet}: {value}")
+
+
+def tag_id(tag: str) -> str:
+    """The anchor of a tag, whole: 'layer: nccl' -> 'tag:layer-nccl' (letters, digits, '-', ':')."""
+    return "tag:" + _TAG_SLUG(tag, "-")
 
 
 def candidate_anchor(candidate: Candidate) -> str:

@@ -48,6 +48,7 @@ EXTRA_JAVASCRIPT = (
     "assets/javascripts/freshness.js",  # stale banners and on-call by the reader's clock
     "assets/javascripts/scrollable.js",  # a code block wider than a phone is keyboard-scrollable
     "assets/javascripts/lookup.js",  # the home page's way in from an error line
+    "assets/javascripts/filters.js",  # the incident log's filters, in place
 )
 # Not pages: the snippets `tooling build` writes for the home and severity pages, the navigation
 # files (literate-nav reads them) and the theme overrides

@@ -41,7 +41,7 @@ from tooling.site.freshness import template_globals as freshness_globals
 from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
-from tooling.site.links import candidate_anchor, playbook_target, tag_anchor
+from tooling.site.links import candidate_anchor, playbook_target, tag_anchor, tag_id
 from tooling.site.lookup import lookup_json
 from tooling.site.source import Sources
 from tooling.site.reference import field_reference
@@ -65,6 +65,13 @@ def _tags(view: IncidentView, analysis: Analysis) -> list[str]:
     own = [identity.mode] if identity is not None and identity.mode is not None else []
     modes = [*own, *analysis.links.seen.get(view.id, [])]
     return [f"{facet}: {view.facet(facet)}" for facet in FACETS] + [f"{MODE_FACET}: {m.title}" for m in modes]
+
+
+def _tag_groups(analysis: Analysis) -> list[tuple[str, list[str]]]:
+    """The tags page's sections: each facet (TAG_FACETS' order) with its tags, by name."""
+    names = {tag for view in analysis.incidents for tag in _tags(view, analysis)}
+    groups = [(facet, sorted(n for n in names if n.startswith(f"{facet}: "))) for facet in TAG_FACETS]
+    return [(facet, found) for facet, found in groups if found]
 
 
 class _Helpers:
@@ -122,11 +129,11 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
     tooling.site.overlays), its words, its charts."""
     helpers = _Helpers(analysis, history, root, t)
     layers, between = analysis.trends.layers, _between(analysis)
-    return dict(a=analysis, tags=partial(_tags, analysis=analysis), facets=FACETS, tag_facets=TAG_FACETS,
+    return dict(a=analysis, tags=partial(_tags, analysis=analysis), facets=FACETS, tag_groups=_tag_groups,
                 automation_of=lambda m: by_id(m.automation),
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
-                source=sources, tag_anchor=tag_anchor,
+                source=sources, tag_anchor=tag_anchor, tag_slug=tag_id,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor, lookup_data=lookup_json,
                 **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
