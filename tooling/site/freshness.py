@@ -14,12 +14,13 @@ fill in names and times, as the templates themselves do.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timezone
 from functools import partial
 from typing import Any, Callable
 
 from markupsafe import Markup
 
+from tooling.analysis.postmortems import ActionItemRow
 from tooling.analysis.runs import STALE_AFTER, RunCard, Shift, shifts
 from tooling.records.model import parse_time
 from tooling.records.runs import is_live
@@ -162,8 +163,20 @@ def words_attrs(t: Edition) -> Markup:
     return Markup("") if t.default else Markup(f' data-elapsed-words="{attribute(elapsed_words(t))}"')
 
 
+def overdue_attrs(row: ActionItemRow) -> Markup:
+    """Attributes of an open action item's "overdue" flag: the script shows it once the reader's
+    clock is past its due day (UTC, as tooling/analysis/postmortems.py decides it at build time),
+    as it shows a run page's stale banner; ``hidden`` while the build says it is not overdue,
+    which a reader without JavaScript keeps."""
+    hidden = Markup("" if row.overdue else " hidden")
+    if not row.open or not row.item.get("due"):  # never overdue
+        return hidden
+    ends = datetime.combine(date.fromisoformat(str(row.item["due"])), time(23, 59, 59), timezone.utc)
+    return Markup(f' data-updated-at="{utc(ends)}" data-stale-after-hours="0"') + hidden
+
+
 def template_globals(built_at: datetime, t: Edition = ENGLISH) -> dict[str, Callable[..., Any]]:
     return dict(freshness_attrs=freshness_attrs, oncall_attrs=oncall_attrs_for(built_at, t),
                 shift_text=partial(shift_text, t=t), feed_attrs=feed_attrs_for(t), state_attrs=state_attrs_for(t),
                 since=since, words_attrs=partial(words_attrs, t), reach=reach,
-                nobody_text=nobody_text)
+                nobody_text=nobody_text, overdue_attrs=overdue_attrs)

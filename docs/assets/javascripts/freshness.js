@@ -1,10 +1,11 @@
-// Freshness at view time: the stale banners, who is on call and how old a run's heartbeat is,
-// recomputed with the reader's clock. A page is read hours or days after it was built; the build
-// wrote its text for its own "now" (what a reader without JavaScript keeps seeing) and, beside it,
-// the times that text came from (tooling/site/freshness.py). Every word it writes is the page's:
-// the banners and on-call slots are worded by the build in the page's language, and durations use
-// the English words below unless the page hands over its own (data-elapsed-words, the Korean
-// edition). Record text is only ever set as textContent, never as HTML.
+// Freshness at view time: the stale banners, who is on call, how old a run's heartbeat is and
+// which action items are overdue, recomputed with the reader's clock. A page is read hours or
+// days after it was built; the build wrote its text for its own "now" (what a reader without
+// JavaScript keeps seeing) and, beside it, the times that text came from
+// (tooling/site/freshness.py). Every word it writes is the page's: the banners and on-call slots
+// are worded by the build in the page's language, and durations use the English words below
+// unless the page hands over its own (data-elapsed-words, the Korean edition). Record text is only
+// ever set as textContent, never as HTML.
 (function () {
   "use strict";
 
@@ -143,6 +144,23 @@
     element.textContent = elapsed(Math.max(now - since, 0), elapsedWords(element));
   }
 
+  // [data-count-of]: how many of the elements its selector names are shown (an action item's
+  // "overdue" flag, which refreshStaleness shows once the reader's clock is past its due day); its
+  // [data-count-holder] (the action board's alert) is shown while one of its counts is not 0.
+  function refreshCounts() {
+    document.querySelectorAll("[data-count-of]").forEach(function (count) {
+      var shown = 0;
+      document.querySelectorAll(count.getAttribute("data-count-of")).forEach(function (element) {
+        if (!element.hidden) shown += 1;
+      });
+      count.textContent = String(shown);
+    });
+    document.querySelectorAll("[data-count-holder]").forEach(function (holder) {
+      var counts = holder.querySelectorAll("[data-count-of]");
+      holder.hidden = !Array.prototype.some.call(counts, function (count) { return count.textContent !== "0"; });
+    });
+  }
+
   function refresh() {
     var now = Date.now();
     document.querySelectorAll("[data-updated-at][data-stale-after-hours]").forEach(function (element) {
@@ -158,6 +176,7 @@
     document.querySelectorAll("[data-age-since]").forEach(function (element) {
       refreshSince(element, now);
     });
+    refreshCounts();  // after refreshStaleness, which shows the overdue flags
   }
 
   // On a normal page load; and, should instant navigation be turned on, on every page
