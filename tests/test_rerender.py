@@ -104,7 +104,7 @@ def test_incident_pages_read_nothing_the_inputs_do_not_name() -> None:
     tree = environment().parse(source)
     covered = {"item", "a", "incident_ref", "record_link", "source", "history_note"}
     # severity_page: a constant of the site (tooling.site.response.PAGE), the same for every render
-    of_the_edition = {"_", "link", "code", "tags", "tag_anchor", "facet_label", "severity_page"}
+    of_the_edition = {"_", "link", "code", "tags", "tag_anchor", "facet_label", "severity_page", "value_label"}
     assert jinja2.meta.find_undeclared_variables(tree) <= covered | of_the_edition
     read_from_a = {node.attr for node in tree.find_all(jinja2.nodes.Getattr)
                    if isinstance(node.node, jinja2.nodes.Name) and node.node.name == "a"}

@@ -19,6 +19,7 @@ from site_support import NOW
 from test_accessibility import PALETTES, SCREENS
 from tooling.site.filters import elapsed
 from tooling.site.i18n import ENGLISH, edition
+from tooling.site.words import VALUES
 
 T = datetime.fromisoformat(NOW)
 DEMO_BEAT = datetime.fromisoformat("2026-11-29T11:56:00+00:00")  # runbooks/runs/demo-7b.yaml
@@ -115,7 +116,11 @@ def test_every_severity_link_lands_on_its_definition(page: Page, site_url: str, 
         for link in links.all():
             href = urljoin(page.url, link.get_attribute("href"))
             fragment = urlsplit(href).fragment
-            assert link.inner_text() == fragment, href
+            # the severity as written; the Korean edition's words, with the value beside the link
+            said = edition("ko").gettext(VALUES[fragment]) if lang == "ko" else fragment
+            assert link.inner_text() == said, href
+            if lang == "ko":
+                assert link.evaluate("a => a.nextSibling.textContent + a.nextElementSibling.textContent") == f" ({fragment}", href
             checked.add(href)
     assert len(checked) >= 3
     for href in sorted(checked):

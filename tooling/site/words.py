@@ -16,11 +16,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from markupsafe import Markup
+
 from tooling.analysis.candidates import AVAILABILITY, STATES as AUTOMATION_STATES
 from tooling.analysis.levels import LEVELS
 from tooling.messages import N_, Message, render
 from tooling.records.shipped import shipped_root
+from tooling.site.escape import link, md_inline
+from tooling.site.filters import code
 from tooling.site.i18n import Edition
+from tooling.site.response import STATE_WORDS
 
 STATES = {s: s for s in (*AUTOMATION_STATES, *AVAILABILITY, *LEVELS)}  # marked for the catalogue where they are defined
 
@@ -41,6 +46,16 @@ KIND_TITLES = {k: k for k in (N_("Incident"), N_("Postmortem"), N_("Training run
 FACETS = {"run": N_("Run"), "layer": N_("Layer"), "symptom": N_("Symptom"), "severity": N_("Severity"),
           "status": N_("Status")}
 
+# The words for the values of a record's fields that pages show as labels: an incident's status and
+# severity, a postmortem's and an action item's status, a run's state (the schemas' enums; the
+# status strip's words among them, tooling.site.response.STATE_WORDS). The default edition shows the
+# value as the record has it; another shows its word, with the value beside it (value_label).
+VALUES = {**STATE_WORDS, "open": N_("open"), "investigating": N_("investigating"), "mitigated": N_("mitigated"),
+          "resolved": N_("resolved"), "in-progress": N_("in progress"), "done": N_("done"), "wont-do": N_("won't do"),
+          "draft": N_("draft"), "in-review": N_("in review"), "reviewed": N_("reviewed"), "planned": N_("planned"),
+          "finished": N_("finished"), "failed": N_("failed"), "sev1": N_("severity 1"), "sev2": N_("severity 2"),
+          "sev3": N_("severity 3"), "sev4": N_("severity 4"), "unknown": N_("severity not judged yet")}
+
 # A field's type as tooling.site.reference names it.
 TYPES = {k: k for k in (N_("choice"), N_("mapping"), N_("whole number"), N_("true/false"), N_("string"),
                         N_("number"), N_("any"))}
@@ -56,6 +71,16 @@ def field_type(text: str, t: Edition) -> str:
     if text.startswith("list of "):
         return t.gettext("list of %(type)s") % {"type": field_type(text.removeprefix("list of "), t)}
     return t.gettext(TYPES.get(text, text))
+
+
+def value_label(value: Any, t: Edition, *, url: str | None = None, as_code: bool = False) -> Markup:
+    """A record's value as a label: in the default edition the value (a link to ``url``, or a code
+    span with ``as_code``); in another, its word in the edition's language, linked, with the value
+    beside it as code: 'resolved' -> '해결됨 (`resolved`)'. A value VALUES lacks shows as it is."""
+    translated = not t.default and value in VALUES
+    text = t.gettext(VALUES[value]) if translated else str(value)
+    shown = link(text, url) if url is not None else code(text) if as_code and not translated else md_inline(text)
+    return shown + Markup(" (") + code(str(value)) + Markup(")") if translated else shown
 
 
 def known(table: dict[str, str], text: Any, t: Edition) -> str:
@@ -109,4 +134,5 @@ def template_words(t: Edition, root: Path) -> dict[str, Callable[..., str]]:
     return dict(facet_label=lambda f: t.gettext(FACETS[f]) if f in FACETS else str(f).capitalize(),
                 state=lambda s: known(STATES, s, t), meaning=lambda m: known(MEANINGS, m, t),
                 kind_title=lambda k: known(KIND_TITLES, k, t), field_type=lambda s: field_type(s, t),
-                say=lambda m: say(m, t), playbook_title=lambda target: playbook_title(target, t, docs))
+                say=lambda m: say(m, t), playbook_title=lambda target: playbook_title(target, t, docs),
+                value_label=lambda v, url=None, as_code=False: value_label(v, t, url=url, as_code=as_code))
