@@ -73,10 +73,11 @@ FIVE = [
      "codes": ["errno 28 (ENOSPC)", "OSError"], "nodes": ["node042"], "ranks": [0],
      "detected_at": "2026-11-02T06:00:00+00:00", "count": 1, "logs": where(268, 268, 1), "notes": [inherited(260), UTC]},
 ]
-# (35 lines: the ranks' deaths, "Exited with exit code 1" and torchrun's "exitcode  : 1", are read
-# too, as other.unclassified, and are the aftermath of the failures before them)
-HEADER = ["job.log: 293 lines, 35 naming a failure",
-          "5 distinct failures; 17 more lines taken as their aftermath (a rank that aborts or raises, torchrun "
+# (36 lines: the ranks' deaths, "Exited with exit code 1" and torchrun's "exitcode  : 1", are read
+# too, as other.unclassified, and are the aftermath of the failures before them, as is torchrun's
+# agent told SIGTERM by the preemption, a stop from outside)
+HEADER = ["job.log: 293 lines, 36 naming a failure",
+          "5 distinct failures; 18 more lines taken as their aftermath (a rank that aborts or raises, torchrun "
           "reporting it)"]
 
 
@@ -185,7 +186,7 @@ def test_chunk_boundaries_and_the_re_engine_change_nothing(monkeypatch: pytest.M
     expected = [{**d, "logs": where(*_span(d), log=str(JOB)), "notes": _renamed(d["notes"], str(JOB))} for d in FIVE]
     for size in (1500, 2048, 4096, 65536):
         result = scan.scan_logs([JOB], now=now, chunk=size)
-        assert ([as_json(d) for d in result.drafts], result.consequences) == (expected, 17), size
+        assert ([as_json(d) for d in result.drafts], result.consequences) == (expected, 18), size
     monkeypatch.setattr(engine, "hyperscan", None)
     scan.matcher.cache_clear()
     recognise.recogniser.cache_clear()

@@ -81,3 +81,83 @@ def test_a_time_written_inside_the_line_above_is_the_time_a_line_without_one_inh
 def test_the_time_of_a_line_is_the_one_it_starts_with_else_one_inside_it(line: str, at: str | None) -> None:
     when = line_time(line, NOW)
     assert (when.at.replace(tzinfo=None).isoformat() if when and when.at else None) == at
+
+
+THC = ("THCudaCheck FAIL file=/opt/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory")
+FRAMES = ['  File "train.py", line 84, in <module>', "    main()", '  File "model.py", line 97, in forward',
+          "    return self.decoder(x)"]
+
+
+def _drafts(tmp_path: Path, lines: list[str]) -> list[tuple[str, int, int, list[str]]]:
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return [(d.mode.id, d.logs[str(path)].first, d.logs[str(path)].last, d.signatures)
+            for d in scan_logs([path], now=NOW).drafts]
+
+
+def test_the_error_printed_just_before_a_cut_traceback_is_in_its_draft(tmp_path: Path) -> None:
+    [(mode, first, last, signatures)] = _drafts(tmp_path, [THC, "Traceback (most recent call last):", *FRAMES])
+    assert (mode, first, last) == ("other.unclassified", 1, 6)
+    assert signatures[0] == THC
+
+
+def test_the_error_printed_just_before_a_whole_traceback_is_in_its_draft(tmp_path: Path) -> None:
+    told = "[rank2]: worker 3 failed: the shard server refused the connection"
+    lines = [STEP, told, *(f"[rank2]: {line}" for line in ["Traceback (most recent call last):", *FRAMES,
+                                                            "ValueError: shard 7 has no owner"])]
+    [(mode, first, last, signatures)] = _drafts(tmp_path, lines)
+    assert (mode, first, last, signatures[0]) == ("software.bug", 2, 8, told)
+
+
+@pytest.mark.parametrize("above", [
+    "/opt/venv/lib/python3.11/site-packages/torch/utils/data.py:88: UserWarning: this will be an error in 2.6",
+    "2026-11-02 09:58:00,000 INFO [train.py:214] step 100 | loss 2.51 | failed samples 0",  # progress
+    "[rank5]: worker 3 failed: the shard server refused the connection",  # another rank's
+    "loading the shard index",  # says no error
+])
+def test_a_line_above_a_traceback_that_is_no_error_of_its_process_stays_out_of_its_draft(
+        tmp_path: Path, above: str) -> None:
+    lines = [above, *(f"[rank2]: {line}" for line in ["Traceback (most recent call last):", *FRAMES,
+                                                       "ValueError: shard 7 has no owner"])]
+    assert [(mode, first) for mode, first, _, _ in _drafts(tmp_path, lines)] == [("software.bug", 7)]
+
+
+AGENT = "W1102 10:00:00.388000 124326 torch/distributed/elastic/agent/server/api.py:723] "
+CLOSING = ("W1102 10:00:00.389000 124326 torch/distributed/elastic/multiprocessing/api.py:900] "
+           "Sending process 124533 closing signal SIGTERM")
+TRAINER = ["[default0]:09:59:46    INFO Starting training step 0",
+           "[default0]:09:59:46    INFO Waiting for training batch to arrive"]
+RAISED = ["Traceback (most recent call last):", '  File "/usr/local/bin/torchrun", line 8, in <module>',
+          "    sys.exit(main())",
+          "torch.distributed.elastic.multiprocessing.api.SignalException: Process 124326 got signal: 15"]
+
+
+def test_a_launcher_told_to_stop_from_outside_is_that_stop_not_a_failed_child(tmp_path: Path) -> None:
+    # nothing in the log says why: the stop is the failure (an external kill), what carries it out its aftermath
+    told = AGENT + "Received 15 death signal, shutting down workers"
+    # torchrun's SignalException, raised once the workers are stopped, is the same stop (one episode)
+    for lines, last in (([*TRAINER, told, CLOSING], 3), ([*TRAINER, told, CLOSING, *RAISED], 8)):
+        assert [(mode, first, end) for mode, first, end, _ in _drafts(tmp_path, lines)] == \
+            [("other.unclassified", 3, last)]
+
+
+def test_torchruns_signal_exception_is_the_stop_it_was_told_not_a_bug(tmp_path: Path) -> None:
+    assert [mode for mode, *_ in _drafts(tmp_path, [*TRAINER, *RAISED])] == ["other.unclassified"]
+
+
+@pytest.mark.parametrize(("before", "drafts"), [
+    ([], []),  # a person's Ctrl-C: no failure
+    ([PREEMPTED], ["scheduler.preemption"]),  # the scheduler's: the preemption's
+])
+def test_a_stop_a_person_asked_for_or_a_failure_explains_drafts_nothing_more(
+        tmp_path: Path, before: list[str], drafts: list[str]) -> None:
+    told = "Received 2 death signal" if not before else "Received Signals.SIGTERM death signal"
+    lines = [*TRAINER, *before, AGENT + told + ", shutting down workers",
+             CLOSING.replace("SIGTERM", "SIGINT" if not before else "SIGTERM")]
+    assert [mode for mode, *_ in _drafts(tmp_path, lines)] == drafts
+
+
+def test_without_a_stop_it_was_told_a_launcher_closing_its_workers_is_a_failed_child(tmp_path: Path) -> None:
+    failed = ("E1102 10:00:00.380000 124326 torch/distributed/elastic/multiprocessing/api.py:869] "
+              "failed (exitcode: 1) local_rank: 0 (pid: 124533) of binary: /usr/bin/python3")
+    assert {mode for mode, *_ in _drafts(tmp_path, [*TRAINER, failed, CLOSING])} == {"process.child-failed"}

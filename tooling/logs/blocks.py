@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Iterator
 
 from tooling.logs.context import When, line_prefix, time_at
 
@@ -36,6 +37,18 @@ def decode(buffer: bytearray, start: int, limit: int) -> tuple[str, int]:
     end = buffer.find(b"\n", start, limit)
     raw = buffer[start:end if end >= 0 else limit]
     return raw.decode("utf-8", "replace").rstrip("\r"), (end + 1 if end >= 0 else -1)
+
+
+def above(buffer: bytearray, start: int, count: int) -> Iterator[tuple[int, str]]:
+    """(start, text) of the lines above the line at ``start``, nearest first: at most ``count``,
+    none above the buffer's first."""
+    end = start
+    for _ in range(count):
+        if end <= 0:
+            return
+        begin = buffer.rfind(b"\n", 0, end - 1) + 1
+        yield begin, decode(buffer, begin, end)[0]
+        end = begin
 
 
 @dataclass(frozen=True)

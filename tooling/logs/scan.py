@@ -100,6 +100,18 @@ def _start(buffer: bytearray, end: int) -> int:
     return buffer.rfind(b"\0", start, end - 1) + 1 or start
 
 
+def _told_from_outside(message: str, recognition: Recognition) -> bool:
+    """A launcher told to stop from outside (unknown.told_from_outside), in a line no specific mode
+    names: the stop is the failure; the launcher's lines that carry it out (torchrun's "Sending
+    process N closing signal SIGTERM", which process.child-failed's recognisers read) are its
+    aftermath (tooling.logs.aftermath), as is the stop of a failure near it (a preemption)."""
+    return (recognition.mode is None or recognition.mode.generic) and unknown.told_from_outside(message)
+
+
+def _stopped(text: str) -> Recognition:
+    return Recognition(catalogue().get(UNCLASSIFIED), None, "a stop it was told from outside", text)
+
+
 def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:
     """Drafts of every distinct failure in the logs (``-``: standard input), in bounded memory."""
     book = DraftBook()
@@ -133,6 +145,7 @@ class Scanner:
         self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
         self.failed = 0  # the line of the latest failure a line named
+        self.held: int | None = None  # where a traceback that waits for the next chunk starts, lines above it included
 
     @property
     def now(self) -> datetime:
@@ -176,7 +189,8 @@ class Scanner:
             self._numbers(start)
             line = self.numeric.line_at(self.chunks, start, self.line)  # (each line break counted once)
             if start not in skip and self._line(start, line, usable, skip):
-                return start
+                held, self.held = self.held, None
+                return held or start
         return usable
 
     def _line(self, start: int, line: int, limit: int, skip: set[int]) -> bool:
@@ -189,15 +203,18 @@ class Scanner:
         if unknown.is_stop(text):
             self.stopped = line
         if blocks.is_traceback(text):
+            above = self._preamble(start, line, blocks.line_prefix(text))
             found = blocks.exception_line(buffer, start, limit)
             if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
                     and line - self.stopped > TAIL:
-                return self._cut(_Line(text, where, start, line), limit, (when, time_from))
+                return self._cut(_Line(text, where, start, line), limit, (when, time_from), above)
             if not isinstance(found, blocks.Found):  # else given up: no exception line
-                return found is blocks.INCOMPLETE and (self.deferrable or self._polled)
+                waits = found is blocks.INCOMPLETE and (self.deferrable or self._polled)
+                self.held = above[0].start if waits and above else None  # (0: the buffer's start, never held)
+                return waits
             skip.update(found.body, (found.start,))
             since = time_from if time_from is not None else line
-            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None))
+            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None), above)
         echo = False
         if text.startswith(INFO, where.message):
             # NCCL reports failures as WARN; its INFO lines quote library errors it got past, but
@@ -210,6 +227,8 @@ class Scanner:
             recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
             recognition = recognition if recognition.mode is not None else non_finite_value(text) or recognition
             self._found(self.numeric.scale_changed(line, text, when))
+            if _told_from_outside(text[where.message:], recognition):  # a failure, unless a line near it says why
+                return self._hit(_Line(text, where, start, line), _stopped(text), (when, time_from), limit, skip)
         if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
             fate = self._fate(_Line(text, where, start, line), limit)
             if fate not in (Fate.ENDED, Fate.KILLED):
@@ -217,19 +236,46 @@ class Scanner:
         return recognition.mode is not None and self._hit(
             _Line(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
 
+    def _preamble(self, header: int, line: int, prefix: str) -> list[_Line]:
+        """The error lines its process printed just above a traceback's header (line ``line``), of
+        its rank, that no recogniser flags (THC's "THCudaCheck FAIL ... error=2 : out of memory"):
+        the traceback's failure told before it, taken into its draft. Up to the first line that
+        says no error (unknown.says_error), nearest last."""
+        found: list[_Line] = []
+        for begin, raw in blocks.above(self.chunks.buffer, header, unknown.PREAMBLE):
+            text = clean(raw)
+            if blocks.line_prefix(text) != prefix or not unknown.says_error(text[len(prefix):]) \
+                    or matcher().matching(raw):  # a flagged line is read by itself
+                break
+            found.append(_Line(text, context(text, self.now), begin, line - len(found) - 1))
+        return found[::-1]
+
     def _exception(self, start: int, line: int, limit: int, skip: set[int],
-                   header_time: tuple[When | None, int | None]) -> bool:
+                   header_time: tuple[When | None, int | None], above: list[_Line]) -> bool:
         """A traceback's last line is its signature: the exception, whatever its mode."""
         text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
         where = context(text, self.now)
         if unknown.went_on(text[where.message:]):  # not an exception: the paste lost it, and the run went on
             return False
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
-        if recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
+        if _told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
+            recognition = _stopped(text)
+        elif recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
             recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
         when = (where.when, None) if where.when and where.when.at else header_time
+        for told in above:
+            self._told(told, recognition, when)
         return recognition.mode is not None and self._hit(_Line(text, where, start, line), recognition, when,
                                                           limit, skip)
+
+    def _told(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], *,
+              cut: bool = False, key: str = "") -> None:
+        """A line of a traceback's preamble, a line of its failure (see _preamble), at its own time
+        if it has one."""
+        when = (at.where.when, None) if at.where.when and at.where.when.at else when
+        self._add(at.line, at.text, at.text[at.where.message:], recognition, when,
+                  [at.where.host] if at.where.host else [], [at.where.rank] if at.where.rank is not None else [],
+                  cut=cut, key=key)
 
     def _hit(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
              skip: set[int], *, echo: bool = False) -> bool:
@@ -289,13 +335,15 @@ class Scanner:
         """A followed file not quiet yet: a line at the buffer's start waits for the next poll."""
         return self.chunks.polled and not self.chunks.eof
 
-    def _cut(self, header: _Line, limit: int, when: tuple[When | None, int | None]) -> bool:
+    def _cut(self, header: _Line, limit: int, when: tuple[When | None, int | None], above: list[_Line]) -> bool:
         """A log that ends inside a traceback: its header and its last line are the failure."""
         last, below = unknown.last_line(self.chunks.buffer, header.start, limit)
         text = clean(blocks.decode(self.chunks.buffer, last, limit)[0])
         where = context(text, self.now)
         recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a traceback the log cuts off", text)
         key = self.episodes.key_of(header.line + below, text[where.message:])  # its last line tells it apart
+        for told in above:
+            self._told(told, recognition, when, cut=True, key=key)
         for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
             self._add(line, shown, shown[at.message:], recognition, when,
                       [at.host] if at.host else [], [at.rank] if at.rank is not None else [], cut=True, key=key)

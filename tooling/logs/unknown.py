@@ -23,6 +23,7 @@ failure, and tooling repeats meets it (an unclassified incident's key is that te
 from __future__ import annotations
 
 import re
+import signal
 from enum import Enum
 
 from tooling.catalogue.codes import line_words
@@ -44,6 +45,20 @@ _WENT_ON = re.compile(r"\b(?:succeeded|successfully|recovered|reconnected|resum(
 # automaton patterns (the subset Hyperscan and re share), so the scan knows the latest such line.
 STOPS = r"closing signal|death signal|shutting down workers|KeyboardInterrupt|received signal SIG(INT|TERM)|\bSIGINT\b"
 _STOPS = re.compile(STOPS, re.IGNORECASE)
+# the stop a launcher was told, by which signal: torchrun's "Received 15 death signal, shutting down
+# workers" ("Received Signals.SIGTERM death signal"), its "SignalException: Process 17 got signal: 15"
+_TOLD = re.compile(r"\breceived (?:signals\.)?(SIG[A-Z]{2,6}|[0-9]{1,2}) death signal"
+                   r"|\bgot signal:? ?(SIG[A-Z]{2,6}|[0-9]{1,2})\b|\breceived signal (SIG[A-Z]{2,6}|[0-9]{1,2})\b",
+                   re.IGNORECASE)
+# a stop from outside (a scheduler's, an operator's kill, a parent component that tore the job
+# down): a failure of the run unless a line near it says why; a person's Ctrl-C or Ctrl-\ is not
+EXTERNAL = frozenset({signal.SIGTERM, signal.SIGHUP})
+# what a process prints just before a traceback, about the same failure: "THCudaCheck FAIL file=...
+# error=2 : out of memory", "CUDA error 700 at foo.cu:12", "Fatal error in worker 3" (a warning's
+# words, "UserWarning: ... will be an error", are not an error)
+PREAMBLE = 5  # lines above a traceback's header looked at
+_SAYS_ERROR = re.compile(r"\b(?:errors?|fail(?:s|ed|ure)?|fatal|abort(?:ed)?)\b", re.IGNORECASE)
+_NOT_ERROR = re.compile(r"warn|\binfo\b|\bdebug\b", re.IGNORECASE)
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
 
 
@@ -70,6 +85,11 @@ def went_on(text: str) -> bool:
     return is_progress(text) or _WENT_ON.search(text) is not None
 
 
+def says_error(text: str) -> bool:
+    """Whether a line says an error, in any words: not a warning, not progress (see PREAMBLE)."""
+    return _SAYS_ERROR.search(text) is not None and _NOT_ERROR.search(text) is None and not went_on(text)
+
+
 def retries(text: str) -> bool:
     return _RETRIES.search(text) is not None
 
@@ -93,6 +113,17 @@ def fate(buffer: bytearray, start: int, limit: int, *, ended: bool, deferrable: 
 def is_stop(text: str) -> bool:
     """Whether a line says the process was told to stop (see STOPS)."""
     return _STOPS.search(text) is not None
+
+
+def told_from_outside(text: str) -> bool:
+    """Whether a line says its process (a launcher) was told to stop by a signal from outside
+    (see EXTERNAL): the lines it writes while it stops its workers are that stop's aftermath."""
+    found = _TOLD.search(text)
+    if found is None:
+        return False
+    told = next(g for g in found.groups() if g is not None).upper()
+    number = int(told) if told.isdigit() else getattr(signal.Signals, told, 0)
+    return number in EXTERNAL
 
 
 def last_line(buffer: bytearray, start: int, limit: int) -> tuple[int, int]:
