@@ -25,6 +25,7 @@ from markupsafe import Markup
 
 from tooling.analysis import Analysis
 from tooling.catalogue.automations import by_id
+from tooling.catalogue.examples import examples_of
 from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
@@ -135,6 +136,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
                 source=sources, tag_anchor=tag_anchor, tag_slug=tag_id,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor, lookup_data=lookup_json,
+                examples_of=examples_of,
                 **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
                 weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
                                                    label=t.gettext("Incidents per week by layer"), t=t),
