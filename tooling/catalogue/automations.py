@@ -9,7 +9,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterable
 
-import jsonschema
 import yaml
 
 from tooling.catalogue.modes import CatalogueError
@@ -50,6 +49,8 @@ class Automation:
 
 def check(entries: Any) -> list[str]:
     """Problems of an automation catalogue against its schema, one line each."""
+    import jsonschema  # here: a tenth of a second to import, which a command that never asks (tooling scan) skips
+
     text = resources.files("tooling.schemas").joinpath("automations.schema.json").read_text("utf-8")
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
             for e in jsonschema.Draft202012Validator(json.loads(text)).iter_errors(entries)]

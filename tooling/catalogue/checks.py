@@ -3,13 +3,14 @@ automations, refinements in order, codes owned once. One check for the shipped c
 the package, found by its tests) and a team's local one (``tooling validate``, located)."""
 from __future__ import annotations
 
+import hashlib
 import json
+import platform
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from tooling.catalogue.local import LOCAL
@@ -41,7 +42,31 @@ def problems(entries: Any) -> list[Problem]:
     return found or consistency(entries)
 
 
+def shipped_problems(entries: Any, source: str) -> list[str]:
+    """:func:`check` of the shipped catalogue (``source``: its text), done once for its text, its
+    schema, the automations and this module: a catalogue found sound leaves a mark in the user's
+    cache, and a command that finds the mark skips the check (and the import of jsonschema):
+    a quarter of a second of every command's start, `tooling scan`'s among them."""
+    from tooling.catalogue.engine import cache_dir
+
+    parts = [source, text("failure-modes.schema.json", "tooling.schemas"), text("automations.yaml"),
+             Path(__file__).read_text("utf-8"), platform.python_version()]  # (its re compiles the patterns)
+    mark = cache_dir("checked-catalogue") / hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    if mark.exists():
+        return []
+    found = check(entries)
+    if not found:
+        try:  # an empty file: whole or not there; a cache that cannot be written only means checking again
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+        except OSError:
+            pass
+    return found
+
+
 def schema_problems(entries: Any) -> list[Problem]:
+    import jsonschema  # here: a tenth of a second to import, which a command whose catalogue is known sound skips
+
     schema = json.loads(text("failure-modes.schema.json", "tooling.schemas"))
     return [(tuple(e.absolute_path), f"{'/'.join(map(str, e.absolute_path))}: {e.message}")
             for e in jsonschema.Draft202012Validator(schema).iter_errors(entries)]

@@ -88,9 +88,10 @@ class Matcher:
         return scan
 
 
-def _cache_dir() -> Path:
+def cache_dir(part: str = "hyperscan") -> Path:
+    """Where the catalogue's work done once is kept for the next commands, in the user's cache."""
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(home) / "tooling" / "hyperscan"
+    return Path(home) / "tooling" / part
 
 
 def _cached_database(patterns: list[str], flags: int) -> "hyperscan.Database":
@@ -103,7 +104,7 @@ def _cached_database(patterns: list[str], flags: int) -> "hyperscan.Database":
     spelling = hashlib.sha256(Path(literals.__file__).read_bytes()).hexdigest()
     key = hashlib.sha256(json.dumps([patterns, flags, getattr(hyperscan, "__version__", ""),
                                      platform.machine(), spelling]).encode()).hexdigest()[:32]
-    path = _cache_dir() / f"{key}.db"
+    path = cache_dir() / f"{key}.db"
     try:
         return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
     except Exception:  # missing, unreadable or from another build: compile instead

@@ -6,7 +6,7 @@ from functools import lru_cache
 from typing import Any
 
 from tooling.catalogue import local
-from tooling.catalogue.checks import FLAGS, check, local_entries, raise_first, text
+from tooling.catalogue.checks import FLAGS, check, local_entries, raise_first, shipped_problems, text
 from tooling.records.load import parse_text  # the one YAML reader: located errors, safe types
 
 __all__ = ["FLAGS", "Catalogue", "CatalogueError", "FailureMode", "catalogue", "check"]
@@ -97,10 +97,11 @@ def catalogue() -> Catalogue:
 
 @lru_cache(maxsize=1)
 def shipped_entries() -> list[dict[str, Any]]:
-    loaded = parse_text("tooling/catalogue/failure_modes.yaml", _text("failure_modes.yaml"))
+    source = _text("failure_modes.yaml")
+    loaded = parse_text("tooling/catalogue/failure_modes.yaml", source)
     if loaded.findings:
         raise CatalogueError(f"the failure-mode catalogue is broken: {loaded.findings[0].format()}")
-    problems = check(loaded.data)
+    problems = shipped_problems(loaded.data, source)
     if problems:
         raise CatalogueError("the failure-mode catalogue is broken: " + "; ".join(problems[:10]))
     return loaded.data

@@ -9,7 +9,6 @@ from tooling.catalogue.automations import handled_by
 from tooling.logs.drafts import Draft
 from tooling.logs.unknown import UNCLASSIFIED
 from tooling.records.model import record_time
-from tooling.writers.scaffold import new_incident
 
 MAX_TITLE = 200  # the schema's limit
 MAX_LABEL = 100  # characters of an exception's message in a title
@@ -121,6 +120,10 @@ def file_all(incidents: list[dict[str, Any]], *, taken: int | None = None, **com
     """Write one incident per set of values, all or none: when one fails, those written before
     it are removed again, so a failed command leaves the repository as it was. ``taken``: the
     highest incident number the caller's listing shows (:func:`tooling.writers.ids.create_next`)."""
+    # here: a draft in words needs none of it, and it imports the record checks and jsonschema (a
+    # quarter of a second of `tooling scan`'s start)
+    from tooling.writers.scaffold import new_incident
+
     created: list[Path] = []
     try:
         for values in incidents:
