@@ -58,7 +58,12 @@ class Folder:
     _records: list[str] | None = field(default=None, repr=False)
     listed: float = field(default_factory=time.monotonic)  # when it was last really listed
     own: bool = False  # its stamp is the one the reader's own writes left (see RecordNames.wrote)
+    unlisted: bool = False  # not listed (a one-shot reader's folder without sub-folders): names looked up one by one
     _highest: dict[str, int] = field(default_factory=dict, repr=False)  # prefix -> highest number named
+
+    def holds(self, name: str) -> bool:
+        """Whether an entry of the folder is named ``name``."""
+        return os.path.lexists(os.path.join(self.path, name)) if self.unlisted else name in self.inodes
 
     def highest(self, prefix: str) -> int:
         """The highest N of its names ``<prefix>N.yaml``, worked out once a listing."""
@@ -136,12 +141,19 @@ def _changed(inodes: dict[str, int], was: dict[str, int]) -> frozenset[str]:
 
 class RecordNames:
     """The names under the record folders of ``root`` and the shipped records it reads, listed
-    when first asked, and again (where a folder changed) at each :meth:`refresh`."""
+    when first asked, and again (where a folder changed) at each :meth:`refresh`.
 
-    def __init__(self, root: Path) -> None:
+    ``lazy`` (a one-shot reader: ``tooling set``, a reporter write): a folder without sub-folders
+    is not listed (a few ms at 10,000 names) but asked for the names looked up, one stat each, and
+    listed only when its records are asked for (:meth:`within`). A folder's link count says it has
+    no sub-folder (2) on a file system that counts them, which the repository's root tells: its
+    count is 2 plus its own sub-folders (ext4, XFS, tmpfs; btrfs and overlayfs say 1: all listed)."""
+
+    def __init__(self, root: Path, *, lazy: bool = False) -> None:
         self.root = root
         self._folders: list[Folder] | None = None  # in walk order (as repository_files walks them)
         self.shipped: list[str] = []  # the shipped ladders and stack it does not override
+        self._counted: int | None = _links_counted(root) if lazy else None  # the device whose links count
 
     def listing(self) -> list[Folder]:
         """The folders as last listed (listed now if never), with the reader's own writes since."""
@@ -165,7 +177,9 @@ class RecordNames:
         try:
             info = os.stat(path)
             folder = kept.get(path)
-            if folder is None or not folder.current((info.st_ino, info.st_mtime_ns)):
+            if folder is None and info.st_dev == self._counted and info.st_nlink == 2:
+                folder = Folder(path, (info.st_ino, info.st_mtime_ns), False, {}, [], unlisted=True)
+            elif folder is None or not folder.current((info.st_ino, info.st_mtime_ns)):
                 folder = _listed(path, info, listed_at, folder)
         except OSError:
             return
@@ -201,7 +215,7 @@ class RecordNames:
         """The highest N of the names ``<prefix>N.yaml`` in the folder ``directory`` (relative to
         the root) as last listed; None when it was not listed."""
         own = os.path.join(str(self.root), directory)
-        return next((f.highest(prefix) for f in self.listing() if f.path == own), None)
+        return next((f.highest(prefix) for f in self.listing() if f.path == own and not f.unlisted), None)
 
     def files(self, stem: str) -> list[str]:
         """The record files named ``stem`` plus a record suffix, in the order
@@ -209,7 +223,7 @@ class RecordNames:
         if not stem or stem.startswith("."):
             return []
         wanted = sorted(stem + suffix for suffix in SUFFIXES)
-        found = [os.path.join(f.path, name) for f in self.listing() for name in wanted if name in f.inodes]
+        found = [os.path.join(f.path, name) for f in self.listing() for name in wanted if f.holds(name)]
         return found + [path for path in self.shipped if os.path.basename(path) in wanted]
 
     def within(self, directory: str) -> list[str]:
@@ -217,9 +231,25 @@ class RecordNames:
         and the shipped ones of that folder, in the order repository_files lists them."""
         own = os.path.join(str(self.root), directory)
         shipped = os.path.join(str(shipped_root()), directory)
-        return [*(path for f in self.listing() if f.path == own or f.path.startswith(own + os.sep)
+        folders = self.listing()
+        for index, f in enumerate(folders):
+            if f.unlisted and (f.path == own or f.path.startswith(own + os.sep)):
+                folders[index] = _listed(f.path, os.stat(f.path), time.time_ns(), None)
+        return [*(path for f in folders if f.path == own or f.path.startswith(own + os.sep)
                   for path in f.records),
                 *(path for path in self.shipped if path.startswith(shipped + os.sep))]
+
+
+def _links_counted(root: Path) -> int | None:
+    """The device of ``root`` when its file system counts a folder's sub-folders in its link
+    count (``root``'s is 2 plus its own), else None."""
+    try:
+        info = os.stat(root)
+        with os.scandir(root) as entries:
+            below = sum(1 for entry in entries if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return None
+    return info.st_dev if info.st_nlink == 2 + below else None
 
 
 def outside(path: str, root: str | None) -> bool:

@@ -111,7 +111,8 @@ class Repository:
 
     def __init__(self, root: Path, *, names: RecordNames | None = None) -> None:
         self.root = root
-        self.names = names or RecordNames(root)  # a watch's, listed again where changed at its poll
+        # a watch's, listed again where changed at its poll; else one that lists only what it must
+        self.names = names or RecordNames(root, lazy=True)
         self._real = os.path.realpath(root)
         self._read: dict[str, Record | None] = {}
 
