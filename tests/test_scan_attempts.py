@@ -1,7 +1,10 @@
-"""Where one failure's story ends and another's begins in a raw log (issue 25, sweep 6's misses),
-by mechanisms that hold whatever the wording: a scheduler's stop ends the job's attempt, so nothing
-a later attempt writes is the aftermath of what came before it; a time written inside a line is
-that line's time. Every log is made up; each test has a log it must draft and one it must not."""
+"""Where one failure's story begins and ends in a raw log (issue 25, sweep 6's misses), by
+mechanisms that hold whatever the wording: a scheduler's stop ends the job's attempt, so nothing a
+later attempt writes is the aftermath of what came before it, and a time written inside a line is
+that line's time; the error lines printed just above a traceback are its failure's; a launcher
+told to stop from outside is that stop, not a failed child; a log that ends on a bare notice right
+after its progress is a run killed from outside. Every log is made up; each mechanism has logs it
+must draft and logs it must not."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -161,3 +164,32 @@ def test_without_a_stop_it_was_told_a_launcher_closing_its_workers_is_a_failed_c
     failed = ("E1102 10:00:00.380000 124326 torch/distributed/elastic/multiprocessing/api.py:869] "
               "failed (exitcode: 1) local_rank: 0 (pid: 124533) of binary: /usr/bin/python3")
     assert {mode for mode, *_ in _drafts(tmp_path, [*TRAINER, failed, CLOSING])} == {"process.child-failed"}
+
+
+PROGRESS = [STEP.replace("step 100", f"step {n}") for n in (100, 110, 120)]
+
+
+@pytest.mark.parametrize("notice", ["已杀死", "Getötet", "Abgebrochen (Speicherabzug geschrieben)", "Terminado"])
+def test_a_log_that_ends_on_a_bare_notice_right_after_its_progress_is_a_run_killed_from_outside(
+        tmp_path: Path, notice: str) -> None:
+    written = ["Writing metrics: /home/me/logdir/metrics.jsonl", ""]
+    assert [(mode, first, last) for mode, first, last, _ in _drafts(tmp_path, [*PROGRESS, *written, notice])] == \
+        [("other.unclassified", 6, 6)]
+
+
+@pytest.mark.parametrize("ending", [
+    [],  # the run's progress, then nothing: a paste cut there, or a run still going
+    ["Training finished"],  # the run says it ended well
+    ["Evaluating", *PROGRESS, "Evaluating"],  # a phase the run prints again and again
+    ["bert/vocab.txt"],  # a path, not a notice
+    ["Getötet", *PROGRESS],  # the run went on after it
+])
+def test_a_log_that_just_ends_drafts_nothing(tmp_path: Path, ending: list[str]) -> None:
+    assert _drafts(tmp_path, [*PROGRESS, *ending]) == []
+
+
+def test_a_notice_the_catalogue_reads_is_read_once(tmp_path: Path) -> None:
+    path = tmp_path / "run.log"
+    path.write_text("\n".join([*PROGRESS, "Killed"]) + "\n", "utf-8")
+    [draft] = scan_logs([path], now=NOW).drafts
+    assert (draft.mode.id, draft.count, draft.logs[str(path)].first) == ("other.unclassified", 1, 4)

@@ -34,6 +34,7 @@ from tooling.logs.unknown import TAIL, UNCLASSIFIED, Episodes, Fate
 from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
+ENDING = 4096  # bytes of a log's end kept to read its last lines (tooling.logs.unknown.killed_unsaid)
 BESIDE = 1 << 20  # bytes of a buffer from which the automaton reads it in a thread of its own (Flagged)
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
@@ -179,6 +180,7 @@ class Scanner:
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
         self.failed = 0  # the line of the latest failure a line named
         self.held: int | None = None  # where a traceback that waits for the next chunk starts, lines above it included
+        self.tail = b""  # the log's last bytes read (ENDING), for what its last lines say (ended)
 
     @property
     def now(self) -> datetime:
@@ -212,6 +214,7 @@ class Scanner:
 
     def chunk_done(self, done: int) -> None:
         """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
+        self.tail = (self.tail + bytes(self.chunks.buffer[max(0, done - ENDING):done]))[-ENDING:]
 
     def _chunk(self, usable: int, ends: list[int]) -> int:
         """Handle the flagged lines of the buffer's first ``usable`` bytes (``ends``: where the
@@ -386,8 +389,17 @@ class Scanner:
         return False
 
     def ended(self) -> None:
-        """The log ended (tooling scan; a watched one goes on): what its numbers show only then."""
+        """The log ended (tooling scan; a watched one goes on): what its numbers show only then,
+        and a run killed from outside with nothing written about it but a bare notice."""
         self._found(self.numeric.finish())
+        lines = self.tail.decode("utf-8", "replace").split("\n")
+        last = len(lines) - 1 - next((n for n, text in enumerate(reversed(lines)) if text.strip()), 0)
+        if unknown.killed_unsaid(lines[-1 - unknown.AFTER_PROGRESS * 4:]) and not matcher().matching(lines[last]):
+            number = self.line - (len(lines) - 1 - last)  # (self.line: the number of the line after the last break)
+            text = clean(lines[last])
+            self._add(number, text, text, Recognition(catalogue().get(UNCLASSIFIED), None,
+                                                      "a bare notice ends the log after its progress", text),
+                      (None, None), [], [])
 
     def _numbers(self, start: int) -> None:
         """Feed the series the queued progress lines before ``start`` of the buffer, in log order."""

@@ -59,6 +59,18 @@ EXTERNAL = frozenset({signal.SIGTERM, signal.SIGHUP})
 PREAMBLE = 5  # lines above a traceback's header looked at
 _SAYS_ERROR = re.compile(r"\b(?:errors?|fail(?:s|ed|ure)?|fatal|abort(?:ed)?)\b", re.IGNORECASE)
 _NOT_ERROR = re.compile(r"warn|\binfo\b|\bdebug\b", re.IGNORECASE)
+# A log that ends on a bare notice right after the run's progress, with nothing said about it: the
+# shell's word for the signal that killed it, in its locale ("Killed", "已杀死", "Getötet",
+# "Abgebrochen (Speicherabzug geschrieben)"), a few words with no digit, path or punctuation, the
+# last line of the log, said once (a phase the run prints, "Evaluating", comes back each epoch); not
+# a word that says the run ended well (in English only, for now)
+NOTICE = 60  # characters at most
+AFTER_PROGRESS = 8  # lines above it (blank ones not counted) searched for the run's progress
+_BARE = re.compile(r"[^\W\d_]+(?: +[^\W\d_]+){0,4}(?: *\([^\W\d_]+(?: +[^\W\d_]+){0,3}\))?")
+_ENDED_WELL = re.compile(r"\b(?:done|finish\w*|complete\w*|success\w*|sav(?:e|ed|ing)|exit\w*|bye|end(?:ed)?"
+                         r"|stopp?(?:ed|ing)?|over)\b", re.IGNORECASE)
+# a line of metrics: three readings or more ("episode/score 0.1 / train/loss/con 0.04 / fps 39.3")
+_READING = re.compile(r"[A-Za-z_][\w/.-]*['\"]?\s*[:=]?\s*[-+]?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?\b", re.IGNORECASE)
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
 
 
@@ -88,6 +100,24 @@ def went_on(text: str) -> bool:
 def says_error(text: str) -> bool:
     """Whether a line says an error, in any words: not a warning, not progress (see PREAMBLE)."""
     return _SAYS_ERROR.search(text) is not None and _NOT_ERROR.search(text) is None and not went_on(text)
+
+
+def reports_work(text: str) -> bool:
+    """Whether a line reports the run's work: progress, a recovery, a line of metrics."""
+    return went_on(text) or len(_READING.findall(text)) >= 3
+
+
+def killed_unsaid(lines: list[str]) -> bool:
+    """Whether the last of a log's last ``lines`` is a bare notice right after the run's progress
+    (see NOTICE): the run killed from outside with nothing written about it, whatever the locale
+    of the shell that wrote it."""
+    written = [line.strip() for line in lines if line.strip()]
+    if not written:
+        return False
+    last = written[-1]
+    if len(last) > NOTICE or _BARE.fullmatch(last) is None or _ENDED_WELL.search(last) or last in written[:-1]:
+        return False
+    return any(reports_work(line) for line in written[-1 - AFTER_PROGRESS:-1])
 
 
 def retries(text: str) -> bool:
