@@ -41,6 +41,7 @@ def test_the_automaton_beside_and_the_lines_counted_ahead_change_nothing(tmp_pat
     monkeypatch.setattr(sampling, "COUNTED", 1 << 40)  # no block counted ahead
     alone = scanned(log, chunk)
     assert alone[0] and alone[1][0].lines > 500
-    monkeypatch.setattr(scan, "BESIDE", 0)  # a thread for every buffer
+    monkeypatch.setattr(scan, "BESIDE", 0)  # a thread for every buffer (on one core too)
+    monkeypatch.setattr(scan, "CORES", 2)
     monkeypatch.setattr(sampling, "COUNTED", 97)  # blocks of 97 bytes: matches and samples across their edges
     assert scanned(log, chunk) == alone

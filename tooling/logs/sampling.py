@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from itertools import accumulate, repeat
 from typing import Callable
 
 from tooling.catalogue.engine import Matcher
@@ -84,7 +85,7 @@ class Sampler:
         self.credit = min(CAPACITY * RATE, self.credit + count)
 
 
-COUNTED = 256 << 10  # bytes of a block whose line breaks count() counts ahead
+COUNTED = 16 << 10  # bytes of a block whose line breaks count() counts ahead: line_at counts at most two
 
 
 class Numeric:
@@ -128,10 +129,8 @@ class Numeric:
         """Count the line breaks of the buffer's first ``usable`` bytes ahead, a block at a time,
         so that :meth:`line_at` counts only within a block (the scanner does it while the
         automaton reads the same buffer in another thread: bytes counted beside it, not after)."""
-        buffer, sums = chunks.buffer, [0]
-        for end in range(COUNTED, usable + 1, COUNTED):
-            sums.append(sums[-1] + buffer.count(b"\n", end - COUNTED, end))
-        self.counted = (chunks.offset, sums)
+        blocks = map(chunks.buffer.count, repeat(b"\n"), range(0, usable, COUNTED), range(COUNTED, usable + 1, COUNTED))
+        self.counted = (chunks.offset, [0, *accumulate(blocks)])  # (in C: no Python call a block)
 
     def line_at(self, chunks: Chunks, start: int, line: int) -> int:
         """The number of the line at ``start`` of the buffer (whose first line is number ``line``),

@@ -10,6 +10,7 @@ drafts (:mod:`tooling.logs.drafts`); nothing kept grows with the size of the log
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from tooling.records.characters import first_bad
 MAX_LINE = 2000  # characters of a line kept as a signature
 ENDING = 4096  # bytes of a log's end kept to read its last lines (tooling.logs.unknown.killed_unsaid)
 BESIDE = 1 << 20  # bytes of a buffer from which the automaton reads it in a thread of its own (Flagged)
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
 
@@ -126,7 +128,7 @@ class Flagged:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         automaton = matcher()  # (made here: never by two threads at once)
-        if usable < BESIDE:  # (a watch's poll of a few lines: no thread to start)
+        if usable < BESIDE or CORES < 2:  # (a watch's poll of a few lines, or one core: no thread to start)
             self._find(automaton, buffer, usable)
         else:
             self._thread = threading.Thread(target=self._find, args=(automaton, buffer, usable), daemon=True)
