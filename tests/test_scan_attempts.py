@@ -86,7 +86,7 @@ def test_the_time_of_a_line_is_the_one_it_starts_with_else_one_inside_it(line: s
     assert (when.at.replace(tzinfo=None).isoformat() if when and when.at else None) == at
 
 
-THC = ("THCudaCheck FAIL file=/opt/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory")
+THC = "THCudaCheck FAIL file=/opt/pytorch/torch/lib/THC/generic/THCStorage.cu line=66 error=2 : out of memory"
 FRAMES = ['  File "train.py", line 84, in <module>', "    main()", '  File "model.py", line 97, in forward',
           "    return self.decoder(x)"]
 
@@ -99,9 +99,10 @@ def _drafts(tmp_path: Path, lines: list[str]) -> list[tuple[str, int, int, list[
 
 
 def test_the_error_printed_just_before_a_cut_traceback_is_in_its_draft(tmp_path: Path) -> None:
-    [(mode, first, last, signatures)] = _drafts(tmp_path, [THC, "Traceback (most recent call last):", *FRAMES])
+    told = "sampler.cc:412 index fetch failed for shard 7 (peer closed the stream)"
+    [(mode, first, last, signatures)] = _drafts(tmp_path, [told, "Traceback (most recent call last):", *FRAMES])
     assert (mode, first, last) == ("other.unclassified", 1, 6)
-    assert signatures[0] == THC
+    assert signatures[0] == told
 
 
 def test_the_error_printed_just_before_a_whole_traceback_is_in_its_draft(tmp_path: Path) -> None:
@@ -193,3 +194,24 @@ def test_a_notice_the_catalogue_reads_is_read_once(tmp_path: Path) -> None:
     path.write_text("\n".join([*PROGRESS, "Killed"]) + "\n", "utf-8")
     [draft] = scan_logs([path], now=NOW).drafts
     assert (draft.mode.id, draft.count, draft.logs[str(path)].first) == ("other.unclassified", 1, 4)
+
+
+@pytest.mark.parametrize(("line", "mode"), [
+    (THC, "cuda.oom"),
+    ("RuntimeError: cuda runtime error (77) at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510",
+     "cuda.illegal-memory-access"),  # CUDA 10.0's number for an illegal address
+    ("kernels.cu:88: CUDA error code 700", "cuda.illegal-memory-access"),  # CUDA 10.1's for the same
+    ("CUDA error code: 710 in sampler.cu", "cuda.device-assert"),
+    ("CUDA error: 2 more retries left", None),  # a count, not a code
+    ("CUDA error code 4 in foo.cu", None),  # a launch failure before CUDA 10.1, another error after it
+])
+def test_a_cuda_error_written_by_its_number_is_read_as_by_its_name(line: str, mode: str | None) -> None:
+    from tooling.catalogue.recognise import recognise
+    found = recognise(line).mode
+    assert (found.id if found else None) == mode
+
+
+def test_the_numbered_cuda_error_above_a_cut_traceback_names_its_draft(tmp_path: Path) -> None:
+    # the traceback below it is its aftermath: one draft, of the mode the number names
+    assert [(mode, first) for mode, first, _, _ in _drafts(tmp_path, [THC, "Traceback (most recent call last):",
+                                                                       *FRAMES])] == [("cuda.oom", 1)]

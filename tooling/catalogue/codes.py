@@ -4,7 +4,7 @@ Xid numbers (``NVRM: Xid (PCI:0000:ca:00): 79, ...`` or ``Xid 79``), errno (``[E
 ``errno=122``, ``ENOSPC`` or its message ``No space left on device``), exit statuses
 (``exitcode: -9`` is the same as ``exit code 137``: killed by signal 9), signals, CUDA error
 names (``cudaErrorIllegalAddress``, ``CUDA error: an illegal memory access was encountered``,
-``CUBLAS_STATUS_EXECUTION_FAILED``), NCCL error names (``ncclRemoteError``) and the Python
+``CUBLAS_STATUS_EXECUTION_FAILED``, or the runtime's number: ``THCudaCheck FAIL ... error=2``), NCCL error names (``ncclRemoteError``) and the Python
 exception with the first words of its message.
 """
 from __future__ import annotations
@@ -37,6 +37,28 @@ _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitc
 _SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
 _CUDA = re.compile(r"\b(cudaError[A-Za-z]+|CU(?:BLAS|DNN|FFT|SPARSE|SOLVER)_STATUS_[A-Z_]+|CUDA_ERROR_[A-Z_]+)\b"
                    r"|CUDA error:\s*([a-z][a-z ,-]{3,80}?)(?:\s*$|\s*\(|\.|\n|;|CUDA kernel)", re.IGNORECASE)
+# CUDA runtime errors a line writes by number ("THCudaCheck FAIL file=... line=66 error=2 : out of
+# memory", "cuda runtime error (59) : device-side assert triggered", "CUDA error code 700"; never a
+# bare "CUDA error: 2", which may be a count), by the names the catalogue's recognisers read. Only
+# numbers that name one error in both numberings: CUDA 10.1 renumbered most (an illegal address was
+# 77 and is 700; 4 was a launch failure and is another error now)
+CUDA_RUNTIME = {2: "cudaErrorMemoryAllocation", 35: "cudaErrorInsufficientDriver", 59: "cudaErrorAssert",
+                77: "cudaErrorIllegalAddress", 100: "cudaErrorNoDevice", 209: "cudaErrorNoKernelImageForDevice",
+                700: "cudaErrorIllegalAddress", 710: "cudaErrorAssert", 719: "cudaErrorLaunchFailure",
+                999: "cudaErrorUnknown"}
+CUDA_NUMBERED = r"thcudacheck fail|cuda (runtime )?error (\(|code)"  # also one of scan's automaton patterns
+_CUDA_NUMBER = re.compile(r"\bTHCudaCheck FAIL\b.{0,400}?\berror=([0-9]{1,3})\b"
+                          r"|\bcuda (?:runtime )?error (?:\(|code ?[:=]? ?)([0-9]{1,3})\b", re.IGNORECASE)
+
+
+def cuda_named(text: str) -> list[tuple[int, str]]:
+    """(number, name) of each CUDA runtime error a line writes by a number CUDA_RUNTIME knows."""
+    if "cuda" not in text.lower():
+        return []
+    numbers = (int(found.group(1) or found.group(2)) for found in _CUDA_NUMBER.finditer(text))
+    return [(number, CUDA_RUNTIME[number]) for number in numbers if number in CUDA_RUNTIME]
+
+
 _NCCL = re.compile(r"\b(nccl(?:[A-Z][a-z]+)+(?:Error)?|ncclInvalid[A-Za-z]+)\b")
 # NCCL's own words for its error codes, as PyTorch prints them ("..., unhandled system error")
 _NCCL_TEXT = {"unhandled system error": "ncclSystemError", "unhandled cuda error": "ncclUnhandledCudaError",
@@ -216,7 +238,8 @@ def codes(text: str) -> Codes:
         **identifying(text),
         "signal": _when(("sig",), lower, lambda: _signals(text)),
         "cuda": _when(("cuda", "cublas", "cudnn", "cufft", "cusparse", "cusolver"), lower, lambda: [
-            m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]),
+            m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]
+            + [name for _, name in cuda_named(text)]),
         "nccl": _when(("nccl", "unhandled", "internal error", "invalid", "remote process"), lower, lambda: (
             [m.group(1) for m in _NCCL.finditer(text)]
             + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),

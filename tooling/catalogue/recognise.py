@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, errno_of_message, identifying
+from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, cuda_named, errno_of_message, identifying
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.hangul import nfc
 from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
@@ -85,6 +85,9 @@ class Recogniser:
         for index in (i for i in matched if i < known):
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
+        for number, name in cuda_named(text):  # a CUDA error written by its number: as by its name
+            for index in (i for i in self.lines.matching(name) if i < known):
+                fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"CUDA error {number} ({name})"))
         if not fits:
             return Recognition(None, text=text, identified=found)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from tooling.catalogue.codes import NCCL_RETURNED, nccl_returned
+from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED, nccl_returned
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
@@ -76,7 +76,7 @@ def matcher() -> Matcher:
     """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
     automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS, unknown.STOPS])
+    return Matcher([*patterns, *CARRIERS, CUDA_NUMBERED, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS, unknown.STOPS])
 
 
 @lru_cache(maxsize=4096)
