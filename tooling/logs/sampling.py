@@ -21,7 +21,6 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from itertools import accumulate, repeat
 from typing import Callable
 
 from tooling.catalogue.engine import Matcher
@@ -85,9 +84,6 @@ class Sampler:
         self.credit = min(CAPACITY * RATE, self.credit + count)
 
 
-COUNTED = 16 << 10  # bytes of a block whose line breaks count() counts ahead: line_at counts at most two
-
-
 class Numeric:
     """The samples of a log waiting for their turn, the sampler and the series (shared with the
     scanner of the file a rotated log was in before: :meth:`follow`)."""
@@ -98,8 +94,6 @@ class Numeric:
         self.waiting: deque[Sample] = deque()
         self.sampled = 0  # offset in its file up to which progress lines are sampled
         self.cursor: tuple[int, int] | None = None  # (offset in its file, number) of the last line numbered
-        # (offset in its file of the buffer, line breaks before each COUNTED bytes of it): see count()
-        self.counted: tuple[int, list[int]] = (-1, [0])
 
     def follow(self) -> Numeric:
         """The same log going on in another file."""
@@ -125,30 +119,14 @@ class Numeric:
                                          values)
         return found
 
-    def count(self, chunks: Chunks, usable: int) -> None:
-        """Count the line breaks of the buffer's first ``usable`` bytes ahead, a block at a time,
-        so that :meth:`line_at` counts only within a block (the scanner does it while the
-        automaton reads the same buffer in another thread: bytes counted beside it, not after)."""
-        blocks = map(chunks.buffer.count, repeat(b"\n"), range(0, usable, COUNTED), range(COUNTED, usable + 1, COUNTED))
-        self.counted = (chunks.offset, [0, *accumulate(blocks)])  # (in C: no Python call a block)
-
     def line_at(self, chunks: Chunks, start: int, line: int) -> int:
         """The number of the line at ``start`` of the buffer (whose first line is number ``line``),
         counted on from the last line numbered: the scanner asks for its chunk's end too, so that
         a buffer's line breaks are counted once, samples or not."""
         here, number = self.cursor if self.cursor and self.cursor[0] >= chunks.offset else (chunks.offset, line)
-        number += self._breaks(chunks, here - chunks.offset, start)
+        number += chunks.buffer.count(b"\n", here - chunks.offset, start)
         self.cursor = (chunks.offset + start, number)
         return number
-
-    def _breaks(self, chunks: Chunks, begin: int, end: int) -> int:
-        """Line breaks in ``buffer[begin:end]``: the whole blocks between from :meth:`count`'s sums."""
-        offset, sums = self.counted
-        first, last = -(-begin // COUNTED), min(end // COUNTED, len(sums) - 1)
-        if offset != chunks.offset or first >= last:
-            return chunks.buffer.count(b"\n", begin, end)
-        return (chunks.buffer.count(b"\n", begin, first * COUNTED) + sums[last] - sums[first]
-                + chunks.buffer.count(b"\n", last * COUNTED, end))
 
     def scale_changed(self, line: int, text: str, when: When | None) -> list[SeriesFinding]:
         """A line the scan read (flagged: :data:`tooling.logs.numbers.FLAGS`) that may reduce the loss scale."""

@@ -10,9 +10,7 @@ drafts (:mod:`tooling.logs.drafts`); nothing kept grows with the size of the log
 """
 from __future__ import annotations
 
-import os
 import re
-import threading
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -36,8 +34,6 @@ from tooling.records.characters import first_bad
 
 MAX_LINE = 2000  # characters of a line kept as a signature
 ENDING = 4096  # bytes of a log's end kept to read its last lines (tooling.logs.unknown.killed_unsaid)
-BESIDE = 1 << 20  # bytes of a buffer from which the automaton reads it in a thread of its own (Flagged)
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
 
@@ -117,37 +113,6 @@ def _stopped(text: str) -> Recognition:
     return Recognition(catalogue().get(UNCLASSIFIED), None, "a stop it was told from outside", text)
 
 
-class Flagged:
-    """Where the automaton's matches end in a buffer's first ``usable`` bytes, found in a thread of
-    its own when the buffer is large: Hyperscan lets go of the GIL while it reads, so the scanner
-    samples and counts the same bytes meanwhile (neither changes them) and a 1 GiB log takes the
-    longer of the two, not their sum. The buffer is not changed until :meth:`ends` returned."""
-
-    def __init__(self, buffer: bytearray, usable: int) -> None:
-        self._ends: list[int] = []
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-        automaton = matcher()  # (made here: never by two threads at once)
-        if usable < BESIDE or CORES < 2:  # (a watch's poll of a few lines, or one core: no thread to start)
-            self._find(automaton, buffer, usable)
-        else:
-            self._thread = threading.Thread(target=self._find, args=(automaton, buffer, usable), daemon=True)
-            self._thread.start()
-
-    def _find(self, automaton: Matcher, buffer: bytearray, usable: int) -> None:
-        try:
-            self._ends = automaton.ends(buffer, usable)
-        except BaseException as exc:  # raised where the scanner waits for it
-            self._error = exc
-
-    def ends(self) -> list[int]:
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._ends
-
-
 def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:
     """Drafts of every distinct failure in the logs (``-``: standard input), in bounded memory."""
     book = DraftBook()
@@ -195,11 +160,9 @@ class Scanner:
     def run(self) -> LogStats:
         chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
-            flagged = Flagged(chunks.buffer, usable)  # read by the automaton in another thread meanwhile
             self.timeline.sample(self.line, usable)
             self.numeric.read(chunks, usable)
-            self.numeric.count(chunks, usable)
-            done = self._chunk(usable, flagged.ends())
+            done = self._chunk(usable)
             self._numbers(done)
             self.chunk_done(done)
             self.line = self.numeric.line_at(chunks, done, self.line)  # (its line breaks counted once)
@@ -218,12 +181,11 @@ class Scanner:
         """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
         self.tail = (self.tail + bytes(self.chunks.buffer[max(0, done - ENDING):done]))[-ENDING:]
 
-    def _chunk(self, usable: int, ends: list[int]) -> int:
-        """Handle the flagged lines of the buffer's first ``usable`` bytes (``ends``: where the
-        automaton's matches in them end); return how many bytes are done (fewer when a traceback
-        runs past the end: it is read again with the next chunk)."""
+    def _chunk(self, usable: int) -> int:
+        """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes
+        are done (fewer when a traceback runs past the end: it is read again with the next chunk)."""
         buffer = self.chunks.buffer
-        starts = sorted({_start(buffer, end) for end in ends if end})
+        starts = sorted({_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
         skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
         for start in starts:
             self.deferrable = start > 0 and not self.chunks.eof
