@@ -9,7 +9,6 @@ Standard library only: it must answer in an install that has nothing else.
 from __future__ import annotations
 
 import tomllib
-from importlib import metadata
 from pathlib import Path
 
 DISTRIBUTION = "resilience-playbook-tooling"
@@ -34,6 +33,8 @@ def version() -> str:
             return str(project["version"])
     except (OSError, tomllib.TOMLDecodeError, KeyError):
         pass
+    from importlib import metadata  # here: 15 ms of every command's start, which a checkout never needs
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
