@@ -3,7 +3,8 @@ faults, seeded) with every automation on, beside the same campaign (same seed: t
 the same order at the same times) with every automation off, each fault handled by a scripted
 person after a fixed delay (labs/07-fault-campaign/person.py).
 
-Run (as root: it starts lab 7's emulated cluster, in a folder and on ports of its own):
+Run (as root: it starts lab 7's emulated cluster, in a folder and on ports of its own,
+/tmp/playbook-bench-campaign and 18810 unless LAB7_CLUSTER_DIR and LAB7_CLUSTER_PORT say otherwise):
     ./dev bench   (or .venv/bin/python tests/bench/bench_campaign.py [--seed N] [--gap MIN MAX]
                    [--person-delay SECONDS] [--record FILE] [--tiny])
 
@@ -53,6 +54,11 @@ def recorded() -> dict[str, tuple[Report, int]]:
 
 def live(args: argparse.Namespace) -> dict[str, tuple[Report, int]]:
     from check import ran, table  # lab 7's: the campaign in a cluster of its own
+
+    # Not lab 7's own folder and ports: its self-check (tests/labs) stops that cluster, and a
+    # benchmark of an hour must survive a test run beside it, as bench_swap's does beside lab 6's.
+    os.environ.setdefault("LAB7_CLUSTER_DIR", "/tmp/playbook-bench-campaign")
+    os.environ.setdefault("LAB7_CLUSTER_PORT", "18810")
 
     planned = plan(FAULTS, seed=args.seed, gap=tuple(args.gap))
     print(f"schedule (seed {args.seed}): " + ", ".join(f"{p.kind} at {p.due:.0f} s" for p in planned), flush=True)
