@@ -110,7 +110,7 @@ def test_the_run_page_says_when_its_last_good_checkpoint_was_saved(generated: Pa
     assert "step\\_609500, saved 2026\\-11\\-29 08:06 UTC (verified) |" in english
     assert "step\\_609500, 2026년 11월 29일 08:06 UTC 저장 (검증됨) |" in korean
     # the state in the edition's words, the record's value beside them (issue 26: `degraded` alone)
-    assert "| 상태 | 성능 저하 (` degraded `) |" in korean and "| State | ` degraded ` |" in english
+    assert "| 상태 | 성능 저하 (<code>degraded</code>) |" in korean and "| State | ` degraded ` |" in english
 
 
 def test_a_failure_mode_names_the_incidents_whose_lines_show_it(generated: Path) -> None:

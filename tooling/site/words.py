@@ -22,7 +22,7 @@ from tooling.analysis.candidates import AVAILABILITY, STATES as AUTOMATION_STATE
 from tooling.analysis.levels import LEVELS
 from tooling.messages import N_, Message, render
 from tooling.records.shipped import shipped_root
-from tooling.site.escape import link, md_inline
+from tooling.site.escape import html_text, link, md_inline
 from tooling.site.filters import code
 from tooling.site.i18n import Edition
 from tooling.site.response import STATE_WORDS
@@ -76,11 +76,13 @@ def field_type(text: str, t: Edition) -> str:
 def value_label(value: Any, t: Edition, *, url: str | None = None, as_code: bool = False) -> Markup:
     """A record's value as a label: in the default edition the value (a link to ``url``, or a code
     span with ``as_code``); in another, its word in the edition's language, linked, with the value
-    beside it as code: 'resolved' -> '해결됨 (`resolved`)'. A value VALUES lacks shows as it is."""
+    beside it as code: 'resolved' -> '해결됨 (<code>resolved</code>)'. A value VALUES lacks shows as
+    it is. The value beside is HTML, not a markdown code span: the label also stands in HTML table
+    cells, which a site without md_in_html leaves unprocessed (a literal backtick there)."""
     translated = not t.default and value in VALUES
     text = t.gettext(VALUES[value]) if translated else str(value)
     shown = link(text, url) if url is not None else code(text) if as_code and not translated else md_inline(text)
-    return shown + Markup(" (") + code(str(value)) + Markup(")") if translated else shown
+    return shown + Markup(" (<code>") + html_text(value) + Markup("</code>)") if translated else shown
 
 
 def known(table: dict[str, str], text: Any, t: Edition) -> str:
