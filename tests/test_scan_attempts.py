@@ -182,6 +182,7 @@ def test_a_log_that_ends_on_a_bare_notice_right_after_its_progress_is_a_run_kill
     [],  # the run's progress, then nothing: a paste cut there, or a run still going
     ["Training finished"],  # the run says it ended well
     ["Evaluating", *PROGRESS, "Evaluating"],  # a phase the run prints again and again
+    ["Evaluating"], ["Loading data"], ["Starting validation"],  # a phase entered once: a live log, a cut paste
     ["bert/vocab.txt"],  # a path, not a notice
     ["Getötet", *PROGRESS],  # the run went on after it
 ])

@@ -69,6 +69,9 @@ AFTER_PROGRESS = 8  # lines above it (blank ones not counted) searched for the r
 _BARE = re.compile(r"[^\W\d_]+(?: +[^\W\d_]+){0,4}(?: *\([^\W\d_]+(?: +[^\W\d_]+){0,3}\))?")
 _ENDED_WELL = re.compile(r"\b(?:done|finish\w*|complete\w*|success\w*|sav(?:e|ed|ing)|exit\w*|bye|end(?:ed)?"
                          r"|stopp?(?:ed|ing)?|over)\b", re.IGNORECASE)
+# a phase the run enters, printed once at the end of a log still being written or a paste cut there
+# ("Evaluating", "Loading data", "Starting validation"): the run's own words, not a shell's notice
+_PHASE = re.compile(r"\b(?:[a-z]+ing|start\w*|begin\w*)\b", re.IGNORECASE)
 # a line of metrics: three readings or more ("episode/score 0.1 / train/loss/con 0.04 / fps 39.3")
 _READING = re.compile(r"[A-Za-z_][\w/.-]*['\"]?\s*[:=]?\s*[-+]?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?\b", re.IGNORECASE)
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
@@ -115,7 +118,8 @@ def killed_unsaid(lines: list[str]) -> bool:
     if not written:
         return False
     last = written[-1]
-    if len(last) > NOTICE or _BARE.fullmatch(last) is None or _ENDED_WELL.search(last) or last in written[:-1]:
+    if (len(last) > NOTICE or _BARE.fullmatch(last) is None or _ENDED_WELL.search(last) or _PHASE.search(last)
+            or last in written[:-1]):
         return False
     return any(reports_work(line) for line in written[-1 - AFTER_PROGRESS:-1])
 
