@@ -79,3 +79,15 @@ def test_a_file_system_that_does_not_count_sub_folders_is_listed(repo: Path, sca
     lazy = RecordNames(repo, lazy=True)
     assert lazy.files("INC-0001") == [str(repo / "incidents" / "INC-0001.yaml")]
     assert str(repo / "incidents") in scans
+
+
+def test_a_folder_removed_before_its_records_are_asked_for_holds_none(repo: Path) -> None:
+    """Another process removed it between the lookup by name and the listing: no records, no error."""
+    if _links_counted(repo) is None:
+        pytest.skip("this file system does not count a folder's sub-folders in its link count")
+    lazy = RecordNames(repo, lazy=True)
+    assert lazy.files("INC-0001") == [str(repo / "incidents" / "INC-0001.yaml")]
+    for path in (repo / "incidents").iterdir():
+        path.unlink()
+    (repo / "incidents").rmdir()
+    assert lazy.within("incidents") == []

@@ -234,10 +234,18 @@ class RecordNames:
         folders = self.listing()
         for index, f in enumerate(folders):
             if f.unlisted and (f.path == own or f.path.startswith(own + os.sep)):
-                folders[index] = _listed(f.path, os.stat(f.path), time.time_ns(), None)
+                folders[index] = _listed_now(f)
         return [*(path for f in folders if f.path == own or f.path.startswith(own + os.sep)
                   for path in f.records),
                 *(path for path in self.shipped if path.startswith(shipped + os.sep))]
+
+
+def _listed_now(folder: Folder) -> Folder:
+    """An unlisted folder listed now; one that went meanwhile holds nothing (as _visit finds it)."""
+    try:
+        return _listed(folder.path, os.stat(folder.path), time.time_ns(), None)
+    except OSError:
+        return Folder(folder.path, folder.stamp, False, {}, [])
 
 
 def _links_counted(root: Path) -> int | None:
