@@ -109,6 +109,11 @@ def _told_from_outside(message: str, recognition: Recognition) -> bool:
     return (recognition.mode is None or recognition.mode.generic) and unknown.told_from_outside(message)
 
 
+def _placed(where: Context) -> tuple[list[str], list[int]]:
+    """The node and the rank a line says it was written on, as lists a hit gathers."""
+    return ([where.host] if where.host else []), ([where.rank] if where.rank is not None else [])
+
+
 def _stopped(text: str) -> Recognition:
     return Recognition(catalogue().get(UNCLASSIFIED), None, "a stop it was told from outside", text)
 
@@ -276,14 +281,12 @@ class Scanner:
         """A line of a traceback's preamble, a line of its failure (see _preamble), at its own time
         if it has one."""
         when = (at.where.when, None) if at.where.when and at.where.when.at else when
-        self._add(at.line, at.text, at.text[at.where.message:], recognition, when,
-                  [at.where.host] if at.where.host else [], [at.where.rank] if at.where.rank is not None else [],
+        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, *_placed(at.where),
                   cut=cut, key=key)
 
     def _hit(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
              skip: set[int], *, echo: bool = False) -> bool:
-        nodes = [at.where.host] if at.where.host else []
-        ranks = [at.where.rank] if at.where.rank is not None else []
+        nodes, ranks = _placed(at.where)
         summary = None
         if "ChildFailedError" in at.text:
             end = self.chunks.buffer.find(b"\n", at.start, limit)  # (none: the summary is past the buffer)
@@ -348,8 +351,7 @@ class Scanner:
         for told in above:
             self._told(told, recognition, when, cut=True, key=key)
         for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
-            self._add(line, shown, shown[at.message:], recognition, when,
-                      [at.host] if at.host else [], [at.rank] if at.rank is not None else [], cut=True, key=key)
+            self._add(line, shown, shown[at.message:], recognition, when, *_placed(at), cut=True, key=key)
         return False
 
     def ended(self) -> None:
