@@ -110,10 +110,9 @@ def _listed(path: str, info: os.stat_result, listed_at: int, old: Folder | None)
 
 
 def _still_highest(old: Folder, added: Iterable[str], gone: Iterable[str]) -> dict[str, int]:
-    """``old``'s highest numbers with ``added`` names too (none kept when a name went)."""
-    if gone:
-        return {}
-    return {prefix: max(highest, highest_numbered(added, prefix)) for prefix, highest in old._highest.items()}
+    """``old``'s highest numbers with ``added`` names too (worked out again when the highest went)."""
+    return {prefix: max(highest, highest_numbered(added, prefix)) for prefix, highest in old._highest.items()
+            if highest_numbered(gone, prefix) < highest}
 
 
 def _updated(old: Folder, added: Iterable[str], gone: Iterable[str]) -> list[str] | None:
@@ -179,13 +178,18 @@ class RecordNames:
             folder = kept.get(path)
             if folder is None and info.st_dev == self._counted and info.st_nlink == 2:
                 folder = Folder(path, (info.st_ino, info.st_mtime_ns), False, {}, [], unlisted=True)
-            elif folder is None or not folder.current((info.st_ino, info.st_mtime_ns)):
-                folder = _listed(path, info, listed_at, folder)
+            else:
+                folder = self._current(path, info, listed_at, folder)
         except OSError:
             return
         folders.append(folder)
         for name in folder.below:
             self._visit(os.path.join(path, name), kept, folders)
+
+    def _current(self, path: str, info: os.stat_result, listed_at: int, folder: Folder | None) -> Folder:
+        """The folder at ``path`` (of stat ``info``) now: ``folder``, its listing before, while its stamp says so."""
+        return folder if folder is not None and folder.current((info.st_ino, info.st_mtime_ns)) \
+            else _listed(path, info, listed_at, folder)
 
     def wrote(self, paths: Iterable[Path]) -> None:
         """Take the record files at ``paths``, just written (replaced or created) by the reader
