@@ -1,0 +1,103 @@
+"""A repository's record names kept up to date from the kernel's word of what changed.
+
+:class:`~tooling.records.lookup.RecordNames` lists a folder again whenever its time moved: a
+write of another process (``tooling set`` resolving an incident, a person's editor, a second
+watch) makes the next refresh list the whole folder, a few ms per 10,000 names. A
+:class:`FollowedNames` watches each folder it lists (:mod:`tooling.records.notify`, added
+before the listing: a change after it is told) and takes into its listing only the names told
+of, one ``lstat`` each, whatever the folder holds. Where the kernel's word is not complete (no
+inotify, a network file system, events lost, the watch ended, a sub-folder came or went, or the
+folder's time moved with nothing told) the folder is listed again, as RecordNames does.
+
+A name told of is in the new listing's ``changed`` even when its inode stayed (a save in place),
+so that a reader looks at its file again (:mod:`tooling.watch.known`): a followed folder needs
+no sweep of its files for saves in place.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from tooling.records.lookup import Folder, RecordNames, _listed, _still_highest, _updated
+from tooling.records.notify import Changes, Notifier
+
+
+class FollowedNames(RecordNames):
+    """RecordNames whose folders, once listed, are followed by their notifications."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._notifier = Notifier.open()
+        self._followed: set[str] = set()  # folders whose listing is kept up to date by their events
+        self._told = Changes()
+
+    def followed(self, path: str) -> bool:
+        """Whether the folder at ``path`` is followed: every change in it is told."""
+        return path in self._followed
+
+    def refresh(self) -> list[Folder]:
+        if self._notifier is not None:
+            self._told = self._notifier.changes()  # before the stats: a change after it is told next time
+        folders = super().refresh()
+        for path in self._followed - {folder.path for folder in folders}:  # gone: its watch too
+            self._followed.discard(path)
+            if self._notifier is not None:
+                self._notifier.unwatch(path)
+        return folders
+
+    def _current(self, path: str, info: os.stat_result, listed_at: int, folder: Folder | None) -> Folder:
+        if self._notifier is None:
+            return super()._current(path, info, listed_at, folder)
+        stamp, told = (info.st_ino, info.st_mtime_ns), self._told
+        if folder is not None and path in self._followed and not told.overflow and path not in told.unsure:
+            names = told.names.get(path)
+            if not names and stamp == folder.stamp:
+                return folder
+            applied = _applied(folder, names, stamp) if names else None  # time moved, nothing told: listed
+            if applied is not None:
+                return applied
+        elif folder is not None and path not in self._followed and folder.current(stamp):
+            return folder  # not followed (its file system does not tell): listed again when its time moves
+        self._followed.discard(path)
+        if self._notifier.watch(path):  # before the listing: what changes after it is told
+            self._followed.add(path)
+        return _listed(path, info, listed_at, folder)
+
+    def close(self) -> None:
+        if self._notifier is not None:
+            self._notifier.close()
+            self._notifier = None
+        self._followed.clear()
+
+
+def _applied(folder: Folder, names: set[str], stamp: tuple[int, int]) -> Folder | None:
+    """``folder``'s listing with the entries ``names`` as they are now (one lstat each); None
+    when one is a folder (where it goes among those walked is for a listing to say) or cannot
+    be looked at."""
+    found: dict[str, int] = {}
+    gone: list[str] = []
+    for name in names:
+        try:
+            info = os.lstat(os.path.join(folder.path, name))
+        except FileNotFoundError:
+            if name in folder.below:  # a sub-folder that went
+                return None
+            if name in folder.inodes:
+                gone.append(name)
+            continue
+        except OSError:
+            return None
+        if stat.S_ISDIR(info.st_mode) or name in folder.below:  # one that came, or a file in its place
+            return None
+        found[name] = info.st_ino
+    if not found and not gone:  # told of names that came and went between two looks
+        return Folder(folder.path, stamp, False, folder.inodes, folder.below, after=folder.serial,
+                      _records=folder._records, _highest=dict(folder._highest))
+    inodes = {**folder.inodes, **found}
+    for name in gone:
+        del inodes[name]
+    added = [name for name in found if name not in folder.inodes]
+    return Folder(folder.path, stamp, False, inodes, folder.below, after=folder.serial, changed=frozenset(found),
+                  gone=frozenset(gone), _records=_updated(folder, added, gone),
+                  _highest=_still_highest(folder, added, gone))
