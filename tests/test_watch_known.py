@@ -12,6 +12,10 @@ against records written by other processes between polls:
   within RACY seconds of its listing is listed again;
 - a newer open incident of the same failure, filed by another process, gets the next occurrence;
   an incident reopened by a save in place (the same file) is noticed by the sweep.
+
+All of it as on a file system whose changes the kernel does not tell (a network one: the folders
+are not followed, see tooling/records/followed.py); tests/test_watch_followed_folders.py holds the
+same against followed folders.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from typing import Any, Iterator
 import pytest
 
 from support import tooling
+from tooling.records import notify
 from tooling.watch import known as known_module
 from tooling.watch import state as offsets
 from tooling.watch.known import RACY, KnownIncidents
@@ -54,6 +59,12 @@ def an_open_copy(root: Path, of: str, as_id: str) -> str:
     text = (root / "incidents" / f"{of}.yaml").read_text().replace(of, as_id)
     return "".join(line for line in text.replace("status: resolved", "status: investigating").splitlines(True)
                    if not line.startswith("resolved_at:"))
+
+
+@pytest.fixture(autouse=True)
+def unfollowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No file system is taken as local: as on NFS, no folder is followed by its notifications."""
+    monkeypatch.setattr(notify, "LOCAL", frozenset())
 
 
 _recording = False

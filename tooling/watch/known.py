@@ -22,6 +22,11 @@ repository holds:
 A poll's cost is then one stat a folder, a listing of each folder whose time another process
 moved (a few ms per 10,000 names; the watch's own writes are taken into the listing it has, see
 :meth:`KnownIncidents.wrote`) and a few stats and reads.
+
+Where the kernel tells what changes (inotify, a local file system), the folders are followed
+(:class:`tooling.records.followed.FollowedNames`): a folder another process wrote into is not
+listed again, its names told of are looked at (a save in place among them), and no file of it is
+swept; a poll after another writer's change costs the same at 15 incidents and at 10,000.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooling.records.followed import FollowedNames
 from tooling.records.layout import record_stem
 from tooling.records.lookup import RACY, Folder, RecordNames, load_within
 from tooling.rules.others import usable
@@ -61,18 +67,20 @@ class _Kept:
 
 
 class KnownIncidents:
-    """The incident records of the repository at ``root``, each read again only when it changed."""
+    """The incident records of the repository at ``root``, each read again only when it changed.
+    ``follow``: its folders followed by their notifications (a reader that lives on; see :meth:`close`)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, follow: bool = True) -> None:
         self.root = root
-        self.names = RecordNames(root)  # the record folders' names, shared with the poll's writes
+        # the record folders' names, shared with the poll's writes
+        self.names: RecordNames = FollowedNames(root) if follow else RecordNames(root)
         self._real = os.path.realpath(root)
         self._listed: dict[str, Folder] = {}  # each folder's listing as last gone through
         self._kept: dict[str, _Kept] = {}
         self._racy: set[str] = set()
         self._open: dict[str, Incident] = {}
         self._marks: dict[str, Counter[str]] = {}  # a watch's id -> its marks the incidents carry, counted
-        self._order: list[str] = []  # every record file of the folders, for the sweep
+        self._order: list[str] = []  # every record file of the folders not followed, for the sweep
         self._swept: tuple[int, float] | None = None  # where the sweep goes on, and when it last went
 
     def now(self) -> list[Incident]:
@@ -122,9 +130,19 @@ class KnownIncidents:
                 self._forget(os.path.join(folder.path, name))
             due.update(os.path.join(folder.path, n) for n in changed if record_stem(n) is not None)
         if [f.serial for f in folders] != [f.serial for f in self._listed.values()]:
-            self._order = list(itertools.chain.from_iterable(folder.records for folder in folders))
+            self._order = list(itertools.chain.from_iterable(folder.records for folder in folders
+                                                             if not self._followed(folder.path)))
         self._listed = current
         return due
+
+    def _followed(self, path: str) -> bool:
+        """Whether every change in the folder at ``path`` is told (a save in place too): no sweep."""
+        return isinstance(self.names, FollowedNames) and self.names.followed(path)
+
+    def close(self) -> None:
+        """Stop following the folders (the watch ends)."""
+        if isinstance(self.names, FollowedNames):
+            self.names.close()
 
     def _sweep(self) -> list[str]:
         """The next record files in turn: as many as SWEEP a second since the poll before."""

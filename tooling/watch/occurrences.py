@@ -121,7 +121,7 @@ def file_found(failures: list[Found], *, root: Path, now: datetime, mark: Mark, 
     ``incidents``: what the watch knows of them from its earlier polls (read again where changed)."""
     if not failures:
         return []
-    incidents = incidents or KnownIncidents(root)
+    incidents = incidents or KnownIncidents(root, follow=False)  # one look: nothing to follow
     known = open_incidents(incidents.now(), by_node=by_node)
     universe = Repository(root, names=incidents.names)  # what the occurrence writes' rules ask, read by name
     outcomes: dict[int, Outcome] = {}

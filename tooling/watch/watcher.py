@@ -182,6 +182,7 @@ class Watcher:
     def close(self) -> None:
         for log in self.logs:
             log.close()
+        self.incidents.close()
 
 
 def loop(watcher: Watcher, state_path: Path, *, once: bool, interval: float,
