@@ -164,3 +164,16 @@ def test_when_the_kernel_lost_events_the_folder_is_listed_again(repo: Path, list
         assert str(repo / "incidents") not in scanned()
     finally:
         known.close()
+
+
+def test_a_folder_moved_away_and_made_again_is_listed_then_followed(polls: Polls, repo: Path) -> None:
+    assert polls()[:2] == ("created", "INC-0150")
+    resolved(repo, "INC-0150")
+    folder = repo / "incidents"
+    subprocess.run(["mv", str(folder), str(repo / "old")], check=True)  # its watch goes with it
+    subprocess.run(["cp", "-r", str(repo / "old"), str(folder)], check=True)
+    written_by_another_process(folder / "INC-0160.yaml", an_open_copy(repo, "INC-0001", "INC-0160"))
+    written_by_another_process(repo / "old" / "INC-0170.yaml", an_open_copy(repo, "INC-0001", "INC-0170"))
+    assert polls() == ("occurrence", "INC-0160", True)  # the new folder, listed; not the old one's
+    resolved(repo, "INC-0160")
+    assert polls() == ("created", "INC-0161", False)  # and followed from then on

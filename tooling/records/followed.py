@@ -54,7 +54,8 @@ class FollowedNames(RecordNames):
             names = told.names.get(path)
             if not names and stamp == folder.stamp:
                 return folder
-            applied = _applied(folder, names, stamp) if names else None  # time moved, nothing told: listed
+            # time moved with nothing told, or another folder in its place (a new inode): listed
+            applied = _applied(folder, names, stamp) if names and stamp[0] == folder.stamp[0] else None
             if applied is not None:
                 return applied
         elif folder is not None and path not in self._followed and folder.current(stamp):

@@ -78,7 +78,7 @@ class Notifier:
         wd = self._wds.pop(path, None)
         if wd is not None:
             del self._paths[wd]
-            self._libc.inotify_rm_watch(self._fd, wd)
+            self._libc.inotify_rm_watch(self._fd, wd)  # (EINVAL where the kernel ended it already)
 
     def changes(self) -> Changes:
         """The events queued since the last call, by folder."""
@@ -107,10 +107,9 @@ class Notifier:
             path = self._paths.get(wd)
             if path is None:  # a watch removed meanwhile
                 continue
-            if mask & _SELF_GONE:
+            if mask & _SELF_GONE:  # a folder moved away keeps its watch, under another path: ended
                 told.unsure.add(path)
-                self._paths.pop(wd, None)
-                self._wds.pop(path, None)
+                self.unwatch(path)
             elif mask & _ISDIR and name:  # a sub-folder: where it goes among those walked is the listing's to say
                 told.unsure.add(path)
             elif name:  # (none: the folder itself, its time set, say: its stamp tells)
