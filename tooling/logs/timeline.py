@@ -21,6 +21,7 @@ ZONE_SAMPLE = 1000  # lines at the start of a log looked at for the time zone it
 ZONE_BYTES = 256 << 10  # and at most so many bytes
 
 Known = tuple[int, int, When]  # a timestamped line: (its offset in the log, its number, its time)
+Moment = tuple[When | None, int | None]  # a line's time, and the number of the line it is from (None: its own)
 
 
 class Timeline:
@@ -47,7 +48,7 @@ class Timeline:
         """``when``, of line ``line``, in the log's zone if it gives none and the zone is known there."""
         return when.in_zone(self.zone if self.zone is not None and self.zone[0] <= line else None)
 
-    def of(self, own: When | None, start: int, line: int) -> tuple[When | None, int | None]:
+    def of(self, own: When | None, start: int, line: int) -> Moment:
         """The time of the line at ``start`` of the buffer (number ``line``, its own time ``own``)
         and the line it is from (None: its own)."""
         if own is not None and own.at is not None:
