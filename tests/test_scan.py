@@ -18,7 +18,7 @@ import yaml
 
 from support import CORPUS, PROJECT, snapshot, tooling
 from tooling.catalogue import engine, recognise
-from tooling.logs import scan
+from tooling.logs import flagged, scan
 from tooling.logs.context import context
 from tooling.writers.filing import as_json
 
@@ -172,7 +172,7 @@ def _renamed(notes: list[str], name: str) -> list[str]:
 def restore_caches() -> Iterator[None]:
     """Compiled matchers are cached per process: start and end with fresh ones."""
     def clear() -> None:
-        for cached in (scan.matcher, scan.recognise_line, recognise.recogniser, recognise._recognise_shape):
+        for cached in (flagged.matcher, flagged.recognise_line, recognise.recogniser, recognise._recognise_shape):
             cached.cache_clear()
     clear()
     yield
@@ -188,7 +188,7 @@ def test_chunk_boundaries_and_the_re_engine_change_nothing(monkeypatch: pytest.M
         result = scan.scan_logs([JOB], now=now, chunk=size)
         assert ([as_json(d) for d in result.drafts], result.consequences) == (expected, 18), size
     monkeypatch.setattr(engine, "hyperscan", None)
-    scan.matcher.cache_clear()
+    flagged.matcher.cache_clear()
     recognise.recogniser.cache_clear()
     assert [as_json(d) for d in scan.scan_logs([JOB], now=now, chunk=4096).drafts] == expected
 

@@ -14,7 +14,7 @@ from support import CORPUS
 from tooling.catalogue.engine import ENGINE, Matcher
 from tooling.catalogue.literals import spelled_out
 from tooling.catalogue.recognise import recogniser
-from tooling.logs.scan import matcher
+from tooling.logs.flagged import matcher
 
 FLAGS = re.IGNORECASE | re.MULTILINE  # as both engines match
 

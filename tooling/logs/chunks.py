@@ -106,7 +106,7 @@ def check_text(name: str, sample: bytes) -> None:
     UTF-8, or NUL). NUL bytes in a run of PADDING or more, or at the end, are not counted: a file
     system that crashed leaves the unwritten part of a log's last block as NULs, and a log cut
     by a crash is what an incident needs read (they are read anywhere in a log, as the bytes
-    around them: tooling.logs.scan). Binary files have NULs alone or in pairs between other
+    around them: tooling.logs.flagged.line_start). Binary files have NULs alone or in pairs between other
     bytes (a NUL between every two characters: UTF-16)."""
     runs = list(_NULS.finditer(sample))
     padding = [run for run in runs if run.end() - run.start() >= PADDING or run.end() == len(sample)]

@@ -55,7 +55,7 @@ class Hit:
     """One log line that names a failure, with what the log says around it."""
     log: str
     line: int
-    text: str  # the line, verbatim but for control characters (see tooling.logs.scan.clean)
+    text: str  # the line, verbatim but for control characters (see tooling.logs.flagged.clean)
     message: str  # the text after the prefixes that say when, where and who
     recognition: Recognition
     when: When | None

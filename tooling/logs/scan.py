@@ -1,7 +1,7 @@
 """Finding failures in raw logs (dmesg, NCCL, SLURM job output, tracebacks), gigabytes at a time.
 
 Each log is read in chunks (:mod:`tooling.logs.chunks`) and each chunk goes whole through one
-automaton of every recogniser of the catalogue (:class:`~tooling.catalogue.engine.Matcher`); only
+automaton of every recogniser of the catalogue (:func:`tooling.logs.flagged.matcher`); only
 the lines it flags are decoded and looked at in Python, where the catalogue's recogniser
 (:mod:`tooling.catalogue.recognise`) names their failure mode and :mod:`tooling.logs.context`
 their time, host and rank. Python tracebacks and
@@ -10,32 +10,27 @@ drafts (:mod:`tooling.logs.drafts`); nothing kept grows with the size of the log
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED, nccl_returned
-from tooling.catalogue.engine import Matcher
+from tooling.catalogue.codes import nccl_returned
 from tooling.catalogue.modes import catalogue
-from tooling.catalogue.recognise import Recognition, recogniser
+from tooling.catalogue.recognise import Recognition
 from tooling.logs import blocks, unknown
 from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
-from tooling.logs.context import Context, When, context
+from tooling.logs.context import When, context
 from tooling.logs.drafts import Draft, DraftBook, Hit
-from tooling.logs.numbers import FLAGS
+from tooling.logs.flagged import (Flagged, clean, line_start, matcher, placed, recognise_line, stop_recognition,
+                                  told_from_outside)
 from tooling.logs.sampling import Numeric, non_finite_value, recognition as found_as
 from tooling.logs.spikes import HANG, SeriesFinding
 from tooling.logs.timeline import Timeline
 from tooling.logs.unknown import TAIL, UNCLASSIFIED, Episodes, Fate
-from tooling.records.characters import first_bad
 
-MAX_LINE = 2000  # characters of a line kept as a signature
 ENDING = 4096  # bytes of a log's end kept to read its last lines (tooling.logs.unknown.killed_unsaid)
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colour and cursor sequences of a terminal log
 
 
 @dataclass(frozen=True)
@@ -46,76 +41,11 @@ class LogStats:
 
 
 @dataclass(frozen=True)
-class _Line:
-    """A flagged line: its text, what it says of itself, where it starts in the buffer, its number."""
-    text: str
-    where: Context
-    start: int
-    line: int
-
-
-@dataclass(frozen=True)
 class ScanResult:
     drafts: list[Draft]
     logs: list[LogStats]
     consequences: int  # lines taken as the aftermath of another failure (see tooling.logs.aftermath)
     dropped: int  # lines of failures beyond drafts.MAX_DRAFTS
-
-
-# Lines that carry a code a mode may own (Xid 48, [Errno 122], exit code 137) whatever their
-# words: recognise() decides from the code, and drops the line when no mode owns it.
-CARRIERS = (r"\bxid\b", r"rc all channels for critical error", r"errno", r"exit ?(code|status)|exitcode|exit(s|ed) with")
-
-
-@lru_cache(maxsize=1)
-def matcher() -> Matcher:
-    """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
-    automaton."""
-    patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, CUDA_NUMBERED, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS, unknown.STOPS])
-
-
-@lru_cache(maxsize=4096)
-def recognise_line(key: str) -> Recognition:
-    """Bounded cache: the shared one would keep up to 65,536 lines of a big log alive."""
-    return recogniser().line(key)
-
-
-def clean(line: str) -> str:
-    """A line as text a record may hold: terminal colour codes dropped, a tab made a space, other
-    control characters made U+FFFD (as bytes that are not UTF-8 already are), cut at MAX_LINE
-    characters."""
-    text = _ANSI.sub("", line).replace("\t", " ")
-    if len(text) > MAX_LINE:
-        text = text[:MAX_LINE] + " …"
-    while (bad := first_bad(text)) is not None:
-        text = text[:bad[0]] + "\ufffd" + text[bad[0] + 1:]
-    return text
-
-
-def _start(buffer: bytearray, end: int) -> int:
-    """Where the line of a match that ends at ``end`` starts: after the line break before it, or
-    after the last NUL byte before it on its line (a crash's padding: what follows was written
-    after the crash, a line of its own)."""
-    start = buffer.rfind(b"\n", 0, end - 1) + 1
-    return buffer.rfind(b"\0", start, end - 1) + 1 or start
-
-
-def _told_from_outside(message: str, recognition: Recognition) -> bool:
-    """A launcher told to stop from outside (unknown.told_from_outside), in a line no specific mode
-    names: the stop is the failure; the launcher's lines that carry it out (torchrun's "Sending
-    process N closing signal SIGTERM", which process.child-failed's recognisers read) are its
-    aftermath (tooling.logs.aftermath), as is the stop of a failure near it (a preemption)."""
-    return (recognition.mode is None or recognition.mode.generic) and unknown.told_from_outside(message)
-
-
-def _placed(where: Context) -> tuple[list[str], list[int]]:
-    """The node and the rank a line says it was written on, as lists a hit gathers."""
-    return ([where.host] if where.host else []), ([where.rank] if where.rank is not None else [])
-
-
-def _stopped(text: str) -> Recognition:
-    return Recognition(catalogue().get(UNCLASSIFIED), None, "a stop it was told from outside", text)
 
 
 def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:
@@ -190,7 +120,7 @@ class Scanner:
         """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes
         are done (fewer when a traceback runs past the end: it is read again with the next chunk)."""
         buffer = self.chunks.buffer
-        starts = sorted({_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
+        starts = sorted({line_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
         skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
         for start in starts:
             self.deferrable = start > 0 and not self.chunks.eof
@@ -215,7 +145,7 @@ class Scanner:
             found = blocks.exception_line(buffer, start, limit)
             if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
                     and line - self.stopped > TAIL:
-                return self._cut(_Line(text, where, start, line), limit, (when, time_from), above)
+                return self._cut(Flagged(text, where, start, line), limit, (when, time_from), above)
             if not isinstance(found, blocks.Found):  # else given up: no exception line
                 waits = found is blocks.INCOMPLETE and (self.deferrable or self._polled)
                 self.held = above[0].start if waits and above else None  # (0: the buffer's start, never held)
@@ -235,58 +165,58 @@ class Scanner:
             recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
             recognition = recognition if recognition.mode is not None else non_finite_value(text) or recognition
             self._found(self.numeric.scale_changed(line, text, when))
-            if _told_from_outside(text[where.message:], recognition):  # a failure, unless a line near it says why
-                return self._hit(_Line(text, where, start, line), _stopped(text), (when, time_from), limit, skip)
+            if told_from_outside(text[where.message:], recognition):  # a failure, unless a line near it says why
+                return self._hit(Flagged(text, where, start, line), stop_recognition(text), (when, time_from), limit, skip)
         if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
-            fate = self._fate(_Line(text, where, start, line), limit)
+            fate = self._fate(Flagged(text, where, start, line), limit)
             if fate not in (Fate.ENDED, Fate.KILLED):
                 return fate is Fate.WAIT
         return recognition.mode is not None and self._hit(
-            _Line(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
+            Flagged(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
 
-    def _preamble(self, header: int, line: int, prefix: str) -> list[_Line]:
+    def _preamble(self, header: int, line: int, prefix: str) -> list[Flagged]:
         """The error lines its process printed just above a traceback's header (line ``line``), of
         its rank, that no recogniser flags (THC's "THCudaCheck FAIL ... error=2 : out of memory"):
         the traceback's failure told before it, taken into its draft. Up to the first line that
         says no error (unknown.says_error), nearest last."""
-        found: list[_Line] = []
+        found: list[Flagged] = []
         for begin, raw in blocks.above(self.chunks.buffer, header, unknown.PREAMBLE):
             text = clean(raw)
             if blocks.line_prefix(text) != prefix or not unknown.says_error(text[len(prefix):]) \
                     or matcher().matching(raw):  # a flagged line is read by itself
                 break
-            found.append(_Line(text, context(text, self.now), begin, line - len(found) - 1))
+            found.append(Flagged(text, context(text, self.now), begin, line - len(found) - 1))
         return found[::-1]
 
     def _exception(self, start: int, line: int, limit: int, skip: set[int],
-                   header_time: tuple[When | None, int | None], above: list[_Line]) -> bool:
+                   header_time: tuple[When | None, int | None], above: list[Flagged]) -> bool:
         """A traceback's last line is its signature: the exception, whatever its mode."""
         text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
         where = context(text, self.now)
         if unknown.went_on(text[where.message:]):  # not an exception: the paste lost it, and the run went on
             return False
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
-        if _told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
-            recognition = _stopped(text)
+        if told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
+            recognition = stop_recognition(text)
         elif recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
             recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
         when = (where.when, None) if where.when and where.when.at else header_time
         for told in above:
             self._told(told, recognition, when)
-        return recognition.mode is not None and self._hit(_Line(text, where, start, line), recognition, when,
+        return recognition.mode is not None and self._hit(Flagged(text, where, start, line), recognition, when,
                                                           limit, skip)
 
-    def _told(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], *,
+    def _told(self, at: Flagged, recognition: Recognition, when: tuple[When | None, int | None], *,
               cut: bool = False, key: str = "") -> None:
         """A line of a traceback's preamble, a line of its failure (see _preamble), at its own time
         if it has one."""
         when = (at.where.when, None) if at.where.when and at.where.when.at else when
-        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, *_placed(at.where),
+        self._add(at.line, at.text, at.text[at.where.message:], recognition, when, *placed(at.where),
                   cut=cut, key=key)
 
-    def _hit(self, at: _Line, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
+    def _hit(self, at: Flagged, recognition: Recognition, when: tuple[When | None, int | None], limit: int,
              skip: set[int], *, echo: bool = False) -> bool:
-        nodes, ranks = _placed(at.where)
+        nodes, ranks = placed(at.where)
         summary = None
         if "ChildFailedError" in at.text:
             end = self.chunks.buffer.find(b"\n", at.start, limit)  # (none: the summary is past the buffer)
@@ -324,7 +254,7 @@ class Scanner:
                           tuple(dict.fromkeys(nodes)), tuple(dict.fromkeys(ranks)), echo, self.base + line, key, cut,
                           evidence))
 
-    def _fate(self, at: _Line, limit: int) -> Fate:
+    def _fate(self, at: Flagged, limit: int) -> Fate:
         """What became of the run after a line that only ``other.unclassified``'s shapes name: a
         failure where it died or ended there (tooling.logs.unknown)."""
         message = at.text[at.where.message:]
@@ -341,7 +271,7 @@ class Scanner:
         """A followed file not quiet yet: a line at the buffer's start waits for the next poll."""
         return self.chunks.polled and not self.chunks.eof
 
-    def _cut(self, header: _Line, limit: int, when: tuple[When | None, int | None], above: list[_Line]) -> bool:
+    def _cut(self, header: Flagged, limit: int, when: tuple[When | None, int | None], above: list[Flagged]) -> bool:
         """A log that ends inside a traceback: its header and its last line are the failure."""
         last, below = unknown.last_line(self.chunks.buffer, header.start, limit)
         text = clean(blocks.decode(self.chunks.buffer, last, limit)[0])
@@ -351,7 +281,7 @@ class Scanner:
         for told in above:
             self._told(told, recognition, when, cut=True, key=key)
         for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
-            self._add(line, shown, shown[at.message:], recognition, when, *_placed(at), cut=True, key=key)
+            self._add(line, shown, shown[at.message:], recognition, when, *placed(at), cut=True, key=key)
         return False
 
     def ended(self) -> None:

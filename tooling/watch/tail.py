@@ -19,7 +19,8 @@ from tooling.logs import blocks
 from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
 from tooling.logs.context import log_zone
 from tooling.logs.drafts import DraftBook
-from tooling.logs.scan import Scanner, clean
+from tooling.logs.flagged import clean
+from tooling.logs.scan import Scanner
 from tooling.logs.timeline import ZONE_BYTES, ZONE_SAMPLE
 from tooling.watch.files import HEAD, Position, digest, ending, fingerprint
 from tooling.watch.progress import last_progress
