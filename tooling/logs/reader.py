@@ -1,0 +1,145 @@
+"""Reading one flagged line of a log, and the block it opens, into hits.
+
+:class:`LineReader` is the middle layer of the scan's :class:`~tooling.logs.scan.Scanner`: given
+a line the automaton flagged (:mod:`tooling.logs.flagged`) it tells what it is: a traceback's
+header (read to its exception line, with the error lines its process printed above it, or cut by
+the end of the log), an NCCL INFO line that quotes the error NCCL returned, a stop told from
+outside, a line only ``other.unclassified``'s shapes name (a failure if the run died or ended
+there: :mod:`tooling.logs.unknown`), or a line a mode names. What each becomes is
+:class:`~tooling.logs.recorder.Recorder`'s; which lines are flagged, chunk by chunk, is
+:mod:`tooling.logs.scan`'s.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from tooling.catalogue.codes import nccl_returned
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.recognise import Recognition
+from tooling.logs import blocks, unknown
+from tooling.logs.chunks import Chunks
+from tooling.logs.context import context
+from tooling.logs.drafts import DraftBook
+from tooling.logs.flagged import Flagged, clean, matcher, placed, recognise_line, stop_recognition, told_from_outside
+from tooling.logs.recorder import Recorder
+from tooling.logs.sampling import Numeric, non_finite_value
+from tooling.logs.timeline import Moment
+from tooling.logs.unknown import TAIL, UNCLASSIFIED, Fate
+
+INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
+
+
+class LineReader(Recorder):
+    """Reads the flagged lines of one log (``chunks``) into ``book``."""
+
+    def __init__(self, chunks: Chunks, book: DraftBook, now: datetime) -> None:
+        super().__init__(chunks, book, now)
+        self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
+        self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
+        self.held: int | None = None  # where a traceback that waits for the next chunk starts, lines above it included
+
+    @property
+    def _polled(self) -> bool:
+        """A followed file not quiet yet: a line at the buffer's start waits for the next poll."""
+        return self.chunks.polled and not self.chunks.eof
+
+    def _line(self, start: int, line: int, limit: int, skip: set[int]) -> bool:
+        """Read one flagged line (and the block it opens); True: the block is cut by the end of
+        the buffer and the line must wait for the next chunk."""
+        buffer = self.chunks.buffer
+        text = clean(blocks.decode(buffer, start, limit)[0])
+        where = context(text, self.now)
+        when, time_from = self.timeline.of(where.when, start, line)
+        if unknown.is_stop(text):
+            self.stopped = line
+        if blocks.is_traceback(text):
+            above = self._preamble(start, line, blocks.line_prefix(text))
+            found = blocks.exception_line(buffer, start, limit)
+            if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
+                    and line - self.stopped > TAIL:
+                return self._cut(Flagged(text, where, start, line), limit, (when, time_from), above)
+            if not isinstance(found, blocks.Found):  # else given up: no exception line
+                waits = found is blocks.INCOMPLETE and (self.deferrable or self._polled)
+                self.held = above[0].start if waits and above else None  # (0: the buffer's start, never held)
+                return waits
+            skip.update(found.body, (found.start,))
+            since = time_from if time_from is not None else line
+            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None), above)
+        echo = False
+        if text.startswith(INFO, where.message):
+            # NCCL reports failures as WARN; its INFO lines quote library errors it got past, but
+            # for the trace of the error it returned, which may be all a log (or a paste) kept
+            returned = nccl_returned(text[where.message:])
+            if returned is None:
+                return False
+            recognition, echo = recognise_line(f"NCCL returned {returned}"), True
+        else:
+            recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+            recognition = recognition if recognition.mode is not None else non_finite_value(text) or recognition
+            self._found(self.numeric.scale_changed(line, text, when))
+            if told_from_outside(text[where.message:], recognition):  # a failure, unless a line near it says why
+                return self._hit(Flagged(text, where, start, line), stop_recognition(text), (when, time_from), limit,
+                                 skip)
+        if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
+            fate = self._fate(Flagged(text, where, start, line), limit)
+            if fate not in (Fate.ENDED, Fate.KILLED):
+                return fate is Fate.WAIT
+        return recognition.mode is not None and self._hit(
+            Flagged(text, where, start, line), recognition, (when, time_from), limit, skip, echo=echo)
+
+    def _preamble(self, header: int, line: int, prefix: str) -> list[Flagged]:
+        """The error lines its process printed just above a traceback's header (line ``line``), of
+        its rank, that no recogniser flags (THC's "THCudaCheck FAIL ... error=2 : out of memory"):
+        the traceback's failure told before it, taken into its draft. Up to the first line that
+        says no error (unknown.says_error), nearest last."""
+        found: list[Flagged] = []
+        for begin, raw in blocks.above(self.chunks.buffer, header, unknown.PREAMBLE):
+            text = clean(raw)
+            if blocks.line_prefix(text) != prefix or not unknown.says_error(text[len(prefix):]) \
+                    or matcher().matching(raw):  # a flagged line is read by itself
+                break
+            found.append(Flagged(text, context(text, self.now), begin, line - len(found) - 1))
+        return found[::-1]
+
+    def _exception(self, start: int, line: int, limit: int, skip: set[int], header_time: Moment,
+                   above: list[Flagged]) -> bool:
+        """A traceback's last line is its signature: the exception, whatever its mode."""
+        text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
+        where = context(text, self.now)
+        if unknown.went_on(text[where.message:]):  # not an exception: the paste lost it, and the run went on
+            return False
+        recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
+        if told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
+            recognition = stop_recognition(text)
+        elif recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
+            recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
+        when = (where.when, None) if where.when and where.when.at else header_time
+        for told in above:
+            self._told(told, recognition, when)
+        return recognition.mode is not None and self._hit(Flagged(text, where, start, line), recognition, when,
+                                                          limit, skip)
+
+    def _fate(self, at: Flagged, limit: int) -> Fate:
+        """What became of the run after a line that only ``other.unclassified``'s shapes name: a
+        failure where it died or ended there (tooling.logs.unknown)."""
+        message = at.text[at.where.message:]
+        if at.line - self.stopped <= TAIL:
+            return Fate.WENT_ON  # the unwinding of a stop it was told
+        if unknown.dies(message):
+            return Fate.KILLED
+        return Fate.WENT_ON if unknown.retries(message) else unknown.fate(
+            self.chunks.buffer, at.start, limit, ended=self.chunks.ended,
+            deferrable=self.deferrable or self._polled)
+
+    def _cut(self, header: Flagged, limit: int, when: Moment, above: list[Flagged]) -> bool:
+        """A log that ends inside a traceback: its header and its last line are the failure."""
+        last, below = unknown.last_line(self.chunks.buffer, header.start, limit)
+        text = clean(blocks.decode(self.chunks.buffer, last, limit)[0])
+        where = context(text, self.now)
+        recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a traceback the log cuts off", text)
+        key = self.episodes.key_of(header.line + below, text[where.message:])  # its last line tells it apart
+        for told in above:
+            self._told(told, recognition, when, cut=True, key=key)
+        for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
+            self._add(line, shown, shown[at.message:], recognition, when, *placed(at), cut=True, key=key)
+        return False
