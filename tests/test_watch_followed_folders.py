@@ -6,7 +6,8 @@ looks at the names told of, not at the whole folder listed again. Held here, aga
 processes writing between polls, with no folder listed again where the kernel told everything:
 
 - a record another process files, one it resolves (``tooling set``), one it reopens by a save in
-  place (the same file: no sweep needed), one it removes, are each seen at the very next poll,
+  place (the same file: no sweep needed; a link's target too), one it removes, are each seen at
+  the very next poll,
   even when the writer's clock set the file's and the folder's times back (times are not trusted
   for what changed, only the names told of);
 - the next INC number follows the names told of (a higher one filed by another process; the
@@ -112,6 +113,24 @@ def test_a_save_in_place_is_seen_at_the_next_poll_without_a_sweep(polls: Polls, 
         handle.truncate()
     assert reopened.stat().st_ino == inode
     assert polls() == ("occurrence", "INC-0001", False)
+
+
+def test_a_record_that_is_a_link_is_seen_when_its_target_changes(polls: Polls, repo: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link's target in a folder that is not followed (no record folder): its changes are told
+    nowhere the watch listens, so the link is looked at at each poll."""
+    (repo / "archive").mkdir()
+    target = repo / "archive" / "INC-0300.yaml"
+    target.write_text((repo / "incidents" / "INC-0001.yaml").read_text().replace("INC-0001", "INC-0300"))
+    (repo / "incidents" / "INC-0300.yaml").symlink_to("../archive/INC-0300.yaml")
+    monkeypatch.setattr(known_module, "RACY", 0.0)  # a file read is not read again for being recent
+    assert polls()[:2] == ("created", "INC-0301")
+    resolved(repo, "INC-0301")
+    monkeypatch.setattr(known_module, "SWEEP", 0)  # no file looked at in turn
+    with open(target, "r+") as handle:  # reopened at its target, saved in place
+        handle.write(an_open_copy(repo, "INC-0001", "INC-0300"))
+        handle.truncate()
+    assert polls() == ("occurrence", "INC-0300", False)
 
 
 def test_a_removed_incident_is_forgotten(polls: Polls, repo: Path) -> None:

@@ -10,7 +10,8 @@ repository holds:
 - the files of the folders whose listing changed (:meth:`tooling.records.lookup.RecordNames.refresh`:
   one stat a folder), of them those added or replaced (a new inode: every write of tooling, and of
   an editor that saves by rename, replaces the file);
-- the open incidents, by their stat (a save in place, into the same file, moves its change time);
+- the open incidents, and the record files that are links (a change of their target is not told
+  in their folder), by their stat (a save in place, into the same file, moves its change time);
 - the files changed within :data:`RACY` seconds of being read (a second edit within the file
   system's clock tick could leave the same stat), read again at each poll until they age;
 - in turn, the other record files, by their stat, :data:`SWEEP` a second since the poll before:
@@ -78,6 +79,7 @@ class KnownIncidents:
         self._listed: dict[str, Folder] = {}  # each folder's listing as last gone through
         self._kept: dict[str, _Kept] = {}
         self._racy: set[str] = set()
+        self._links: set[str] = set()  # record files that are links: their target's changes are told elsewhere
         self._open: dict[str, Incident] = {}
         self._marks: dict[str, Counter[str]] = {}  # a watch's id -> its marks the incidents carry, counted
         self._order: list[str] = []  # every record file of the folders not followed, for the sweep
@@ -87,7 +89,7 @@ class KnownIncidents:
         """The open incidents as the files are now, in the order validate lists them."""
         folders = self.names.refresh()
         due = self._listed_again(folders)
-        due.update(self.names.shipped, self._racy, self._open, self._sweep())
+        due.update(self.names.shipped, self._racy, self._open, self._links, self._sweep())
         trusted = (time.time() - RACY) * 1e9  # a change time before this is no racy one
         for path in due:
             self._check(path, trusted)
@@ -165,6 +167,10 @@ class KnownIncidents:
         if kept is not None and stamp is not None and kept.stamp == stamp:
             return
         self._note(path, self._read(path))
+        if os.path.islink(path):  # its target's changes are told in the target's folder, if at all
+            self._links.add(path)
+        else:
+            self._links.discard(path)
         if stamp is not None and stamp[3] < trusted:
             self._kept[path].stamp = stamp
             self._racy.discard(path)
@@ -191,6 +197,7 @@ class KnownIncidents:
             self._note(path, None)
             del self._kept[path]
         self._racy.discard(path)
+        self._links.discard(path)
 
     def _read(self, path: str) -> Incident | None:
         data = load_within(path, self._real).data
