@@ -10,7 +10,7 @@ no comparison of all pairs.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -19,6 +19,7 @@ from tooling.analysis.identity import Identity, identify, identify_all
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.similarity import Index
 from tooling.analysis.stated import stated_earlier, stated_repeats
+from tooling.catalogue.codes import shown_identifying
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
 
@@ -84,18 +85,19 @@ def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None 
 
 
 def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> list[Group]:
-    sets, first, known = _UnionFind(), {}, {v.id for v in views}
-    for view in views:
-        sets.find(view.id)
-        for other in view.data.get("not_repeat_of", []):
+    ids = [v.id for v in views]  # read once: each read of a view's id goes through two properties
+    sets, first, known = _UnionFind(), {}, set(ids)
+    sets.parent = dict(zip(ids, ids))
+    for incident, view in zip(ids, views):
+        for other in view.data.get("not_repeat_of", ()):
             if other in known:
-                sets.keep_apart(view.id, other)
-    for view in views:
-        key = identities[view.id].key
+                sets.keep_apart(incident, other)
+    for incident, view in zip(ids, views):
+        key = identities[incident].key
         if key is not None:
-            sets.union(view.id, first.setdefault(key, view.id))
+            sets.union(incident, first.setdefault(key, incident))
         if view.repeat_of in known:
-            sets.union(view.id, view.repeat_of, force=True)  # a person's link wins over everything
+            sets.union(incident, view.repeat_of, force=True)  # a person's link wins over everything
     joined = []  # (an incident, why a link beyond keys joined it to another): said of its final group
     for a, b, why in [*_alike(first), *_stated(views, identities)]:
         sets.union(a, b)
@@ -105,8 +107,8 @@ def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> li
     for incident, why in joined:
         linked[sets.find(incident)].append(why)
     members: dict[str, list[IncidentView]] = defaultdict(list)
-    for view in views:
-        members[sets.find(view.id)].append(view)
+    for incident, view in zip(ids, views):
+        members[sets.find(incident)].append(view)
     groups = [Group(g, _reasons(g, identities) + linked.get(root, [])) for root, g in members.items()]
     return sorted(groups, key=lambda g: (g.incidents[0].detected, g.incidents[0].id))
 
@@ -125,17 +127,25 @@ def _stated(views: list[IncidentView], identities: dict[str, Identity]) -> Itera
 def _reasons(group: list[IncidentView], identities: dict[str, Identity]) -> list[Message]:
     if len(group) < 2:
         return []
-    ids = {v.id for v in group}
+    ids = {v.id: v for v in group}
+    by_key: dict[tuple[str, ...], list[Identity]] = defaultdict(list)  # in order of first member, as Counter's
+    for found in map(identities.__getitem__, ids):
+        if found.key is not None:
+            by_key[found.key].append(found)
     reasons = []
-    keys = Counter(identities[v.id].key for v in group if identities[v.id].key is not None)
-    for key, count in keys.most_common():
-        if count > 1:
-            members = [identities[v.id] for v in group if identities[v.id].key == key]
-            if (why := members[0].why(sorted({c for m in members for c in m.naming_codes}))) is not None:
-                reasons.append(why)
+    for members in sorted(by_key.values(), key=len, reverse=True):  # stable: Counter.most_common's order
+        if len(members) > 1 and (why := members[0].why(_naming_codes(members))) is not None:
+            reasons.append(why)
     if any(v.repeat_of in ids for v in group):
         reasons.append(MARKED)
     return reasons
+
+
+def _naming_codes(members: list[Identity]) -> list[str]:
+    """The codes that name the failure, of every member, sorted. Members share the recognitions
+    of lines that recognise alike (see :func:`tooling.catalogue.recognise.recognise`): each read once."""
+    recognised = {id(r): r for m in members for r in m.recognised}.values()
+    return sorted({c for r in recognised for c in shown_identifying(r.identifying)})
 
 
 def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: Index, *,

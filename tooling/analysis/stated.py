@@ -19,7 +19,7 @@ from collections.abc import Callable, Container, Iterator
 from typing import Any
 
 from tooling.analysis.identity import Identity
-from tooling.analysis.incidents import IncidentView
+from tooling.analysis.incidents import IncidentView, where_of
 
 # Phrases that say "this failure happened before", in English and Korean. Each names the failure
 # coming back, not the run: "training again" or "back up again" is a recovery, see _RECOVERY.
@@ -45,6 +45,7 @@ STATED = re.compile(
 _STATED_WORDS = ("again", "once more", "recurr", "before", "same", "similar", "still", "keep", "kept", "continu",
                  "persist", "not ", "too", "as well", "also", "each ", "every ",
                  "재발", "발생", "또다시", "같은", "동일한", "계속", "매번", "번번이")
+_ANY_STATED_WORD = re.compile("|".join(map(re.escape, _STATED_WORDS)))  # one scan, not a test per word
 # "running again", "restarted again", "LR halved once more": what people did or the run did next,
 # not the failure
 _RECOVERY = re.compile(r"(?<![\w-])(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"
@@ -69,7 +70,7 @@ def stated_phrase(data: dict[str, Any]) -> str | None:
     """The words by which an incident says it happened before ("again"), or None."""
     texts = [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", ""))]
     lower = "\n".join(texts).lower()
-    if not any(word in lower for word in _STATED_WORDS):
+    if _ANY_STATED_WORD.search(lower) is None:
         return None  # most records say nothing of the kind: spare them the expression's scan
     found = (STATED.search(_RECOVERY.sub(" ", text)) for text in texts)
     return next((match.group(0) for match in found if match), None)
@@ -88,15 +89,16 @@ def stated_repeats(views: list[IncidentView], identities: dict[str, Identity]) -
     """(incident, the earlier incident it says it repeats, the words that say so), in one pass
     over ``views`` in detection order: the latest incident of each place and key, mode and
     symptom is all that is kept."""
-    latest, known = _Latest(), {view.id for view in views}
-    for view in views:
-        identity = identities[view.id]
+    ids = [view.id for view in views]  # read once: a view's id goes through two properties
+    latest, known = _Latest(), set(ids)
+    for incident, view in zip(ids, views):
+        identity = identities[incident]
         phrase = stated_phrase(view.data) if view.repeat_of is None else None  # a link says which one already
         if phrase is not None:
             earlier = named_incident(view.data, known) or latest.meant(view, identity)
             if earlier is not None and _compatible(identity, identities[earlier]):
-                yield view.id, earlier, phrase
-        latest.add(view, identity)
+                yield incident, earlier, phrase
+        latest.add(view, identity, incident)
 
 
 def stated_earlier(target: IncidentView, views: list[IncidentView],
@@ -125,14 +127,16 @@ class _Latest:
         self.by_symptom: dict[tuple[str, str], tuple[int, str]] = {}
         self.added = 0
 
-    def add(self, view: IncidentView, identity: Identity) -> None:
+    def add(self, view: IncidentView, identity: Identity, incident: str | None = None) -> None:
+        """``incident``: the view's id, where the caller has read it already."""
         self.added += 1
-        at, where, mode = (self.added, view.id), view.where, _mode(identity)
+        data = view.data
+        at, where, mode = (self.added, incident or view.id), where_of(data), _mode(identity)
         if identity.key is not None:
             self.by_key[(where, identity.key)] = at
         if mode:
             self.by_mode[(where, mode)] = at
-        self.by_symptom[(where, _kin(view.data.get("symptom")))] = at
+        self.by_symptom[(where, _kin(data.get("symptom")))] = at
 
     def meant(self, view: IncidentView, identity: Identity) -> str | None:
         """The earlier incident of ``view``'s place its words mean: the latest of its key (the
