@@ -66,6 +66,22 @@ def normalise(signature: str) -> str:
     return _SPACE.sub(" ", text).strip(" .,;:")
 
 
+class Caseless:
+    """A case-insensitive search whose answer is only whether it found: an ASCII line's lower case
+    is searched case-sensitively, 3 to 5 times faster in ``re`` and the same answer for ASCII text;
+    any other line as it is, since Unicode case folding is not lower-casing ("ſ" is an "s" to
+    ``re.IGNORECASE``, "İ" an "i")."""
+
+    def __init__(self, pattern: str) -> None:
+        assert pattern == pattern.lower(), "written lower case: upper-case escapes (\\S, \\W) mean otherwise"
+        self._any_case, self._lower = re.compile(pattern, re.IGNORECASE), re.compile(pattern)
+
+    def found(self, line: str) -> bool:
+        if line.isascii():
+            return self._lower.search(line.lower()) is not None
+        return self._any_case.search(line) is not None
+
+
 # Lines that come with an error but identify none: advice PyTorch prints under every CUDA error,
 # C++ stack frames, the header of a traceback. As a signature they would make unrelated
 # failures look alike.
@@ -75,10 +91,10 @@ _BOILERPLATE = re.compile(
     r"|^\s*File \"[^\"]+\", line \d+|^\s*The above exception was the direct cause|^\s*During handling of the above"
     r"|^\s*\^+\s*$|To execute this test, run the following|Please (open|file) an issue"
     r"|^\s*(warnings\.warn|return forward_call|result = self\.forward)", re.IGNORECASE)
-_ERROR_WORDS = re.compile(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|unable|"
-                          r"refused|denied|invalid|corrupt|mismatch|not found|no such|lost|down\b|"
-                          r"unexpected|assert|segmentation|(?:do|does|must) not match|must match|terminate|nan\b|inf\b|exceeded|overflow|expected|"
-                          r"warn", re.IGNORECASE)
+_ERROR_WORDS = Caseless(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|unable|"
+                        r"refused|denied|invalid|corrupt|mismatch|not found|no such|lost|down\b|"
+                        r"unexpected|assert|segmentation|(?:do|does|must) not match|must match|terminate|nan\b|inf\b|exceeded|overflow|expected|"
+                        r"warn")
 # What logs put before a message: [rank3]:, [E1102 03:14:00.123 ...], node042:1234:5678 [3], "rank 3:"
 _PREFIX = re.compile(r"^(?:\s*(?:\[[^\]]*\]|[\w.-]+:\d+:\d+|rank\s*\d+|node[\w-]*)\s*:?)+\s*", re.IGNORECASE)
 
@@ -104,7 +120,7 @@ def is_boilerplate(line: str) -> bool:
 def looks_like_an_error(line: str) -> bool:
     """Whether a line says something failed: the only lines worth grouping by their words
     (a healthy step line pasted as context would make every incident look alike)."""
-    return bool(_ERROR_WORDS.search(line)) and not is_boilerplate(line)
+    return _ERROR_WORDS.found(line) and not is_boilerplate(line)
 
 
 # A training framework's progress report ("iteration 7010/159576 | lm loss: 6.4 | grad norm: nan |",
@@ -112,9 +128,9 @@ def looks_like_an_error(line: str) -> bool:
 # (also matched by tooling watch over whole buffers with Hyperscan: keep it in the subset both read)
 PROGRESS = (r"\b(?:iteration|iter|step|global_step)\s*[:=]?\s*\d+\s*(?:/\s*\d+)?\s*[|,]"
             r"|\|\s*(?:lm )?loss[: ]")
-_PROGRESS = re.compile(PROGRESS, re.IGNORECASE)
+_PROGRESS = Caseless(PROGRESS)
 
 
 def is_progress(line: str) -> bool:
     """Whether a line is a progress report of the training loop, not an error message."""
-    return bool(_PROGRESS.search(line))
+    return _PROGRESS.found(line)
