@@ -11,7 +11,8 @@ folder's time moved with nothing told) the folder is listed again, as RecordName
 
 A name told of is in the new listing's ``changed`` even when its inode stayed (a save in place),
 so that a reader looks at its file again (:mod:`tooling.watch.known`): a followed folder needs
-no sweep of its files for saves in place.
+no sweep of its files for saves in place. A listing made where not all was told (events lost, a
+folder followed only from now) has every name in ``changed``: each file is looked at once.
 """
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ class FollowedNames(RecordNames):
         if self._notifier is None:
             return super()._current(path, info, listed_at, folder)
         stamp, told = (info.st_ino, info.st_mtime_ns), self._told
-        if folder is not None and path in self._followed and not told.overflow and path not in told.unsure:
+        complete = path in self._followed and not told.overflow and path not in told.ended  # all of it told
+        if folder is not None and complete and path not in told.listing:
             names = told.names.get(path)
             if not names and stamp == folder.stamp:
                 return folder
@@ -61,9 +63,17 @@ class FollowedNames(RecordNames):
         elif folder is not None and path not in self._followed and folder.current(stamp):
             return folder  # not followed (its file system does not tell): listed again when its time moves
         self._followed.discard(path)
-        if self._notifier.watch(path):  # before the listing: what changes after it is told
+        followed = self._notifier.watch(path)  # before the listing: what changes after it is told
+        if followed:
             self._followed.add(path)
-        return _listed(path, info, listed_at, folder)
+        listed = _listed(path, info, listed_at, folder)
+        if followed and folder is not None:
+            # a save in place leaves a listing as it was: the names told of are looked at again, or
+            # every name (one stat each, once) where what changed was not all told (events lost,
+            # not followed until now)
+            seen = told.names.get(path, set()) if complete else listed.inodes.keys()
+            listed.changed = listed.changed | frozenset(name for name in seen if name in listed.inodes)
+        return listed
 
     def close(self) -> None:
         if self._notifier is not None:

@@ -7,9 +7,9 @@ something happened to, whichever process did it, at the cost of the changes alon
 
 It is told only where it tells everything: on Linux, for folders of a local file system
 (:data:`LOCAL`: a network file system such as NFS does not tell of other machines' changes), and
-a folder's events are not trusted (:class:`Changes`: ``unsure``) once its queue overflowed, its
-watch ended (the folder removed or moved) or a sub-folder came or went. The caller then lists it
-again, as it would without notifications. Events are read without blocking, when asked.
+a folder's events are not trusted (:class:`Changes`) once the queue overflowed or its watch ended
+(the folder removed or moved), nor enough where a sub-folder came or went. The caller then lists
+it again, as it would without notifications. Events are read without blocking, when asked.
 """
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ LOCAL = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "f2fs", "jfs
 class Changes:
     """What the kernel told since the last :meth:`Notifier.changes`."""
     names: dict[str, set[str]] = field(default_factory=dict)  # folder -> names of entries something happened to
-    unsure: set[str] = field(default_factory=set)  # folders whose events do not tell everything
+    listing: set[str] = field(default_factory=set)  # folders a sub-folder came to or went from: list them
+    ended: set[str] = field(default_factory=set)  # folders whose watch ended: what changed since is not told
     overflow: bool = False  # events were lost: no folder's tell everything
 
 
@@ -88,7 +89,7 @@ class Notifier:
                 data = os.read(self._fd, 1 << 16)
             except BlockingIOError:
                 return told
-            except OSError as error:  # EINTR aside, no read tells what was lost: every folder is unsure
+            except OSError as error:  # EINTR aside, no read tells what was lost: as an overflow
                 if error.errno != errno.EINTR:
                     told.overflow = True
                     return told
@@ -108,10 +109,10 @@ class Notifier:
             if path is None:  # a watch removed meanwhile
                 continue
             if mask & _SELF_GONE:  # a folder moved away keeps its watch, under another path: ended
-                told.unsure.add(path)
+                told.ended.add(path)
                 self.unwatch(path)
             elif mask & _ISDIR and name:  # a sub-folder: where it goes among those walked is the listing's to say
-                told.unsure.add(path)
+                told.listing.add(path)
             elif name:  # (none: the folder itself, its time set, say: its stamp tells)
                 told.names.setdefault(path, set()).add(name)
 
