@@ -117,9 +117,9 @@ def identify_data(data: dict[str, Any]) -> Identity:
             return Identity(key, mode, kept)
     # a line a mode explains is not a fingerprint of anything else (a watchdog line reads the
     # same whatever stalled the collective)
-    errors = [s for s, r in zip(lines, recognised) if looks_like_an_error(s) and not is_progress(s)
-              and (r.mode is None or r.mode.generic)]
-    words = fingerprint(errors[0]) if errors else ""
+    error = next((s for s, r in zip(lines, recognised) if (r.mode is None or r.mode.generic)
+                  and looks_like_an_error(s) and not is_progress(s)), None)  # the cheap test first
+    words = fingerprint(error) if error is not None else ""
     if len(words.split()) >= MIN_TOKENS:
         return Identity(("text", words), mode, kept)
     return Identity(None, mode, kept)

@@ -35,8 +35,9 @@ def primary(data: dict[str, Any]) -> Evidence:
     lines = [s for s in map(str, data.get("signatures", [])) if not is_boilerplate(s)]
     found = Evidence(lines, [recognise(s) for s in lines])
     explicit = catalogue().get(str(data.get("failure_mode")))
-    shown = sorted(((m, line) for r, line in zip(found.recognised, lines) if (m := r.mode) is not None),
-                   key=lambda pair: is_progress(pair[1]))
+    shown = [(m, line) for r, line in zip(found.recognised, lines) if (m := r.mode) is not None]
+    if len(shown) > 1:  # progress lines last (a stable sort); one line needs neither the sort nor the test
+        shown.sort(key=lambda pair: is_progress(pair[1]))
     causes = [(m, line) for m, line in shown if not (m.downstream or m.generic)]
     if explicit is not None and not (explicit.downstream or explicit.generic):
         return _narrowed(_chosen(found, explicit, shown, "failure_mode"), shown, data)
