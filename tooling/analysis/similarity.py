@@ -13,6 +13,8 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import repeat
+from operator import mul
 
 from tooling.analysis.incidents import IncidentView
 from tooling.catalogue.hangul import hangul_terms
@@ -52,6 +54,10 @@ class Index:
         n = max(len(views), 1)
         self.idf = {t: math.log((1 + n) / (1 + d)) + 1 for t, d in df.items()}
         self.vectors = {i: self._weigh(c) for i, c in counts.items()}
+        # incident -> the incidents its record judged (not the same failure, or related): few have any,
+        # and asking every candidate's record was most of suggesting's time
+        self.judged = {v.id: {*v.data.get("not_repeat_of", []), *v.data.get("related", [])} for v in views
+                       if v.data.get("not_repeat_of") or v.data.get("related")}
         # terms in more incidents than this are too common to index: a fixed number, so that each
         # incident meets at most so many others per term, however many incidents there are (a cap
         # growing with them made suggesting quadratic: 100,000 incidents met thousands each)
@@ -68,17 +74,19 @@ class Index:
         return {t: w / norm for t, w in vector.items()}
 
     def _judged(self, other: str, incident_id: str) -> bool:
-        data = self.views[other].data
-        return incident_id in data.get("not_repeat_of", []) or incident_id in data.get("related", [])
+        return other in self.judged and incident_id in self.judged[other]
 
     def similar(self, view: IncidentView, *, limit: int = 5, threshold: float = THRESHOLD) -> list[Suggestion]:
         """The incidents most like ``view`` (which need not be indexed), best first."""
-        vector = self.vectors.get(view.id) or self._weigh(terms(view))
+        incident = view.id
+        vector = self.vectors.get(incident) or self._weigh(terms(view))
         # A person already judged these: not the same failure, or related but different.
-        excluded = {view.id, *view.data.get("not_repeat_of", []), *view.data.get("related", [])}
-        sharing = {other for term in vector for other in self.postings.get(term, ())
-                   if other not in excluded and not self._judged(other, view.id)}
-        rescored = {i: sum(w * self.vectors[i].get(t, 0.0) for t, w in vector.items()) for i in sharing}
+        excluded = {incident, *view.data.get("not_repeat_of", []), *view.data.get("related", [])}
+        sharing = {other for term in vector for other in self.postings.get(term, ())}
+        sharing = {other for other in sharing - excluded if not self._judged(other, incident)}
+        # the dot product summed in the vector's order as before, in C: map, not a generator
+        words, weights, absent = list(vector), list(vector.values()), repeat(0.0)
+        rescored = {i: sum(map(mul, weights, map(self.vectors[i].get, words, absent))) for i in sharing}
         best = sorted(((s, i) for i, s in rescored.items() if s >= threshold), reverse=True)[:limit]
         return [Suggestion(view.id, i, round(s, 2)) for s, i in best]
 
