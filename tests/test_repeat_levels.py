@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from support import PROJECT, tooling
-from test_repeats import HELDOUT, HELDOUT_2, LABELLED, NOW, REALWORLD, _pairs, _truth
+from test_repeats import HELDOUT, HELDOUT_2, HELDOUT_3, LABELLED, NOW, REALWORLD, _pairs, _truth
 from tooling.analysis import analyse
 from tooling.analysis.incidents import incident_views
 from tooling.analysis.levels import SAME_AUTOMATION, SAME_FAILURE
@@ -159,7 +159,9 @@ def _groups(labels: dict[str, str]) -> list[list[str]]:
 # (corpus, "same failure" F1 floor, "same automation" F1 floor or None where no label names a mode).
 # The targets are 0.8 and 0.9; where a corpus is below, the floor is what it reaches today
 # (tests/corpus/README.md, "Two levels", says why), so that a change that loses ground fails.
-LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.76), (HELDOUT, 0.80, 0.83), (HELDOUT_2, 0.73, 0.90)]
+# heldout-repeats-3's floors are its first-sight scores (F1 0.557 and 0.611; its README says why so low).
+LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.76), (HELDOUT, 0.80, 0.83), (HELDOUT_2, 0.73, 0.90),
+          (HELDOUT_3, 0.55, 0.61)]
 
 
 @pytest.mark.parametrize("corpus, failure_floor, automation_floor", LEVELS, ids=[c[0].name for c in LEVELS])
@@ -179,7 +181,8 @@ def test_both_levels_on_a_labelled_corpus(corpus: Path, failure_floor: float, au
 
 
 # (corpus, recall at 3 floor, precision of the first suggestion floor): the target is recall 0.8.
-FILING = [(LABELLED, 0.95, 0.92), (REALWORLD, 0.9, 0.62), (HELDOUT, 0.8, 0.66), (HELDOUT_2, 0.9, 0.7)]
+FILING = [(LABELLED, 0.95, 0.92), (REALWORLD, 0.9, 0.62), (HELDOUT, 0.8, 0.66), (HELDOUT_2, 0.9, 0.7),
+          (HELDOUT_3, 0.76, 0.54)]  # heldout-repeats-3 at first sight: 19 of 25, 17 of 31
 
 
 @pytest.mark.parametrize("corpus, recall_floor, precision_floor", FILING, ids=[c[0].name for c in FILING])

@@ -310,6 +310,7 @@ LABELLED = CORPUS / "repeats"
 REALWORLD = CORPUS / "realworld"
 HELDOUT = CORPUS / "heldout-repeats"
 HELDOUT_2 = CORPUS / "heldout-repeats-2"
+HELDOUT_3 = CORPUS / "heldout-repeats-3"
 
 
 def _pairs(groups: list[list[str]]) -> set[tuple[str, str]]:
@@ -332,9 +333,10 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # not more), so that a change that loses ground fails here. heldout-repeats was labelled by someone who had
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
 # showed were made for the general case, so it is no longer unseen, only harder. heldout-repeats-2,
-# labelled the same way from other sources later, scored 0.72 / 0.58 blind (its README).
+# labelled the same way from other sources later, scored 0.72 / 0.58 blind (its README). heldout-repeats-3,
+# labelled the same way again, scored 0.515 / 0.607 blind: its floors are that first sight, nothing fixed for it.
 CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.78, 0.80),
-           (HELDOUT_2, 50, 20, 0.78, 0.66)]
+           (HELDOUT_2, 50, 20, 0.78, 0.66), (HELDOUT_3, 45, 20, 0.51, 0.60)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,
