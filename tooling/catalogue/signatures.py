@@ -53,7 +53,7 @@ def _number(match: re.Match[str]) -> str:
     return match.group(0) if match.group(1) else "#"
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)
 def normalise(signature: str) -> str:
     """A signature with its noise replaced, lower-cased and with spaces folded."""
     text = signature.lower()
