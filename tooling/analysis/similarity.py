@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from sys import intern
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import repeat
@@ -69,7 +70,7 @@ class Index:
                     self.postings[term].append(incident_id)
 
     def _weigh(self, counts: Counter[str]) -> dict[str, float]:
-        vector = {t: (1 + math.log(c)) * self.idf.get(t, 1.0) for t, c in counts.items()}
+        vector = {intern(t): (1 + math.log(c)) * self.idf.get(t, 1.0) for t, c in counts.items()}
         norm = math.sqrt(sum(w * w for w in vector.values())) or 1.0
         return {t: w / norm for t, w in vector.items()}
 
