@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 import re
-from sys import intern
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import repeat
 from operator import mul
+from sys import intern
 
 from tooling.analysis.incidents import IncidentView
 from tooling.catalogue.hangul import hangul_terms
