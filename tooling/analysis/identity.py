@@ -143,15 +143,23 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
         elif kind == "exception":
             return None  # two bugs are the same only when their exceptions say so
     if "message" in mode.distinguish and not extra:
-        words = fingerprint(line) if line and not is_progress(line) else ""
-        told = len(words.split()) >= MIN_TOKENS and _tells_apart(mode, words, via)
-        when = phase_of(data, mode) if mode.downstream or not told else None
-        if when is None and not told:
+        # a consequence's phase comes before its words: they are read only where it names none
+        when = phase_of(data, mode) if mode.downstream else None
+        words = "" if when else _telling_words(mode, line, via)
+        if not (words or mode.downstream):
+            when = phase_of(data, mode)
+        if when is None and not words:
             return None  # a symptom without the line or the phase that tells its cause: nothing to group by
         extra.append(f"phase={when}" if when else f"message={words}")
         if mode.downstream and not when:  # a consequence reads the same whatever the cause: the same run at least
             extra.append(f"scope={where_of(data)}")
     return ("mode", mode.id, *extra)
+
+
+def _telling_words(mode: FailureMode, line: str | None, via: str) -> str:
+    """The line's :func:`fingerprint` where it tells which failure of ``mode`` it was, else ""."""
+    words = fingerprint(line) if line and not is_progress(line) else ""
+    return words if len(words.split()) >= MIN_TOKENS and _tells_apart(mode, words, via) else ""
 
 
 @lru_cache(maxsize=None)
