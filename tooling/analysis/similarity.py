@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import filterfalse, repeat
 from operator import mul
 from sys import intern
 
@@ -32,8 +32,9 @@ def terms(view: IncidentView) -> Counter[str]:
     data = view.data
     text = " ".join([data["title"], data.get("root_cause", ""),
                      *(normalise(s) for s in data.get("signatures", []))]).lower()
-    words = Counter(w for w in _WORD.findall(text) if w not in STOP_WORDS)
-    words.update(hangul_terms(text))
+    words = Counter(filterfalse(STOP_WORDS.__contains__, _WORD.findall(text)))  # in C, not a generator
+    if hangul := hangul_terms(text):  # most text has none: no update to make
+        words.update(hangul)
     words.update({f"symptom={data['symptom']}": 2, f"layer={data['layer']}": 1})
     return words
 
