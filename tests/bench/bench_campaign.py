@@ -15,11 +15,9 @@ then both goodputs and their ratio. Figures, never asserted (lab 7's self-check 
 --tiny, the smoke test's size, runs no campaign: even a short one takes minutes (a cluster, and
 interpreters importing torch at every restart). It measures a recorded pair of campaigns again
 (tests/bench/campaign-timeline.json.gz: each one's timeline, injection times and human actions,
-from check.py --full --gap 40 50 --seed 1 with the automations on and off, a person after 60 s, on
-this repository's loaded 2-core test machine), so the arithmetic and the report stay exercised. In
-that recording the injector stamped a signal after scancel returned, so the baseline's preemption,
-which killed the trainer at once, has its restart put down to the Xid before it; the injector now
-stamps before the command.
+written by --record from this script's full run at the defaults on 2026-12-06: on 0.909, off
+0.641, 1.42x, at a load average of 2 to 5 on two cores), so the arithmetic and the report stay
+exercised.
 """
 from __future__ import annotations
 
