@@ -15,6 +15,9 @@ one: a watchdog timeout while saving is the save outlasting the timeout in any r
 consequence with no phase named meets only its own run's. Without a mode, the key is the words and codes of the first
 error line, without the noise that varies between occurrences (numbers, hosts, paths, ranks,
 times), its log prefix and its exception class, so ``AssertionError: x y z`` meets ``x y z``.
+A record whose only failure words are a routine message the catalogue says recovers on its own
+(``routine``: an fp16 overflow that skipped a step) has that message as its key, never the failure
+it can precede: questions about such messages meet each other, not the runs that failed.
 Neither layer nor symptom is part of a key, so an incident filed with layer ``unknown`` meets
 the same failure once diagnosed, and an incident with two signatures has still one key.
 """
@@ -28,10 +31,10 @@ from typing import Any
 from tooling.analysis.incidents import IncidentView, where_of
 from tooling.analysis.similarity import STOP_WORDS
 from tooling.catalogue.codes import line_words, shown_identifying
-from tooling.catalogue.evidence import primary
+from tooling.catalogue.evidence import primary, routine_mode
 from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.phases import phase_of
-from tooling.catalogue.recognise import CODE_LABELS, Recognition
+from tooling.catalogue.recognise import CODE_LABELS, Recognition, recogniser
 from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
@@ -44,7 +47,9 @@ MIN_OWN_TOKENS = 2  # words beyond what the mode itself says: fewer name no part
 # of them is explained (Identity.why).
 BY_MODE = N_("failure mode %(mode)s%(codes)s")
 BY_ERROR = N_("error '%(words)s'%(codes)s")
-SAME = {BY_MODE: N_("same failure mode %(mode)s%(codes)s"), BY_ERROR: N_("same error '%(words)s'%(codes)s")}
+BY_ROUTINE = N_("routine message of %(mode)s, no failure by itself%(codes)s")
+SAME = {BY_MODE: N_("same failure mode %(mode)s%(codes)s"), BY_ERROR: N_("same error '%(words)s'%(codes)s"),
+        BY_ROUTINE: N_("same routine message of %(mode)s%(codes)s")}
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,8 @@ class Identity:
         one. Said only when asked (a group's reasons), not for each of 100,000 incidents."""
         if self.key is None:
             return None
-        if self.key[0] == "mode":
-            return message(BY_MODE, mode=self.key[1], codes="")
+        if self.key[0] in ("mode", "routine"):
+            return message(BY_MODE if self.key[0] == "mode" else BY_ROUTINE, mode=self.key[1], codes="")
         return message(BY_ERROR, words=self.key[1], codes="")
 
     def why(self, codes: list[str]) -> Message | None:
@@ -117,11 +122,17 @@ def identify_data(data: dict[str, Any]) -> Identity:
             return Identity(key, mode, kept)
     # a line a mode explains is not a fingerprint of anything else (a watchdog line reads the
     # same whatever stalled the collective)
+    # nor is a routine message (an overflow that skipped a step): the error after it is the failure
+    routine_of = recogniser().routine_of
     error = next((s for s, r in zip(lines, recognised) if (r.mode is None or r.mode.generic)
-                  and looks_like_an_error(s) and not is_progress(s)), None)  # the cheap test first
+                  and looks_like_an_error(s) and not is_progress(s) and routine_of(s) is None), None)  # cheap tests first
     words = fingerprint(error) if error is not None else ""
     if len(words.split()) >= MIN_TOKENS:
         return Identity(("text", words), mode, kept)
+    if mode is None or mode.generic:  # only a routine message ("gradient overflow, skipping step"): that, no failure
+        routine = routine_mode(data, lines)
+        if routine is not None:
+            return Identity(("routine", routine.id), mode, kept)
     return Identity(None, mode, kept)
 
 

@@ -86,7 +86,7 @@ def consistency(entries: list[dict[str, Any]]) -> list[Problem]:
             found.append(((index, "automation"),
                           f"{entry['id']}: automation {entry['automation']!r} is not in automations.yaml"))
         found += _refinement(index, entry, seen, ids)
-        for key in ("recognisers", "keywords"):
+        for key in ("recognisers", "keywords", "routine"):
             for number, pattern in enumerate(entry.get(key, [])):
                 try:
                     re.compile(pattern, FLAGS)

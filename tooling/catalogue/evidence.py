@@ -132,6 +132,15 @@ def _named(text: str) -> list[tuple[FailureMode, int]]:
     return [(m, n) for m, n in pairs if not any(modes.narrows(o, m) for o, _ in pairs)]
 
 
+def routine_mode(data: dict[str, Any], lines: list[str]) -> FailureMode | None:
+    """The mode whose routine message (``routine``: an fp16 overflow that skips one step) a record
+    shows, in its signatures or its description, where nothing else named its failure: a question
+    about such messages, or a run that only printed them, is that routine message, not the
+    failure it can precede."""
+    found = recogniser()
+    return next((m for text in [*lines, _description(data)] if (m := found.routine_of(text)) is not None), None)
+
+
 def told_apart(mode: FailureMode, said: Recognition) -> bool:
     """Whether a description alone can say which failure of ``mode`` it is: always, unless the
     mode's failures differ by their words (``message``) and the description quotes no code."""

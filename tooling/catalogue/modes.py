@@ -27,6 +27,7 @@ class FailureMode:
     exit_codes: tuple[int, ...] = ()
     recognisers: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    routine: tuple[str, ...] = ()  # what the failure can follow but recovers on its own: no evidence of it alone
     distinguish: tuple[str, ...] = ()
     generic: bool = False
     downstream: bool = False
@@ -84,7 +85,8 @@ def _text(name: str, package: str = "tooling.catalogue") -> str:
 
 
 def _mode(entry: dict[str, Any]) -> FailureMode:
-    tuples = {k: tuple(entry.get(k, ())) for k in ("xid", "errno", "exit_codes", "recognisers", "keywords", "distinguish")}
+    tuples = {k: tuple(entry.get(k, ())) for k in ("xid", "errno", "exit_codes", "recognisers", "keywords", "routine",
+                                                       "distinguish")}
     plain = {k: v for k, v in entry.items() if k not in tuples}
     return FailureMode(**plain, **tuples)
 

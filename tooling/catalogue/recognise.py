@@ -72,6 +72,8 @@ class Recogniser:
         self.lines = Matcher([p for _, p in self.owner] + ERRNO_MESSAGES, first_only=True)
         self.words = [(mode, pattern) for mode in modes.modes for pattern in mode.keywords]
         self.keywords = Matcher([p for _, p in self.words], first_only=True)
+        self.routines = [mode for mode in modes.modes for _ in mode.routine]
+        self.routine = Matcher([p for mode in modes.modes for p in mode.routine], first_only=True)
         self.by_code = {(kind, code): mode for mode in modes.modes
                         for kind, values in (("xid", mode.xid), ("errno", mode.errno), ("exit", mode.exit_codes))
                         for code in values}
@@ -102,6 +104,11 @@ class Recogniser:
                 if mode is not None:
                     fits.setdefault(mode.id, (mode, f"{label} {code}"))
         return fits
+
+    def routine_of(self, text: str) -> FailureMode | None:
+        """The first mode (in catalogue order) whose routine message a text says, if any."""
+        found = self.routine.matching(text) if self.routines else []
+        return self.routines[min(found)] if found else None
 
     def suggest(self, text: str) -> list[FailureMode]:
         """Modes whose keywords appear in a description, specific ones first (Korean keywords

@@ -1,0 +1,42 @@
+"""Repeat grouping on what a record's words say (issue 25, item 3), with made-up incidents: a
+routine message (one the catalogue says recovers on its own) is no evidence of the failure it can
+precede, and a record that names a cause and its consequence is the cause."""
+from __future__ import annotations
+
+from test_repeats import _groups, _incident
+from tooling.analysis.identity import identify
+from tooling.analysis.incidents import incident_views
+
+FLOOR = "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."
+SKIP = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"
+
+
+def test_routine_overflow_skips_are_not_the_loss_scale_collapse_they_can_precede() -> None:
+    records = [_incident(1, symptom="crash", layer="training-dynamics", signatures=[FLOOR]),
+               _incident(2, symptom="other", layer="training-dynamics", title="Gradient overflow messages: normal?",
+                         keywords=["gradient overflow skipping step"]),
+               _incident(3, symptom="crash", layer="training-dynamics", title="run exits at the loss-scale floor",
+                         signatures=[SKIP, FLOOR]),
+               _incident(4, symptom="other", layer="training-dynamics", signatures=[SKIP],
+                         title="many fp16 overflow warnings, the run keeps training")]
+    groups = _groups(records)
+    assert ["INC-0001", "INC-0003"] in groups  # the floor exits: one failure
+    assert ["INC-0002", "INC-0004"] in groups  # the same routine message asked about twice: not a failure
+    routine = identify(incident_views(records)[1])
+    assert routine.key == ("routine", "training.fp16-overflow") and routine.mode is None
+
+
+def test_an_unknown_error_line_outweighs_a_routine_message_beside_it() -> None:
+    one = _incident(1, symptom="crash", signatures=[SKIP, "RuntimeError: shard index 7 exceeds the manifest of the mixer"],
+                    title="gradient overflow skips, then the data mixer failed")
+    assert identify(incident_views([one])[0]).key[0] == "text"
+
+
+def test_a_record_naming_the_collapse_and_the_nan_it_caused_is_the_collapse() -> None:
+    records = [_incident(1, symptom="crash", layer="training-dynamics", signatures=[FLOOR]),
+               _incident(2, symptom="nan", layer="training-dynamics", signatures=[SKIP],
+                         title="overflow after 200 steps, the loss scale falls to 1 and the loss turns NaN"),
+               _incident(3, symptom="nan", layer="training-dynamics", signatures=["step 420: loss nan, grad norm nan"],
+                         title="loss went NaN after a bad batch")]
+    groups = _groups(records)
+    assert ["INC-0001", "INC-0002"] in groups and ["INC-0003"] in groups
