@@ -40,3 +40,28 @@ def test_a_record_naming_the_collapse_and_the_nan_it_caused_is_the_collapse() ->
                          title="loss went NaN after a bad batch")]
     groups = _groups(records)
     assert ["INC-0001", "INC-0002"] in groups and ["INC-0003"] in groups
+
+
+def test_a_record_in_words_only_is_keyed_by_the_mode_its_words_and_its_layer_name() -> None:
+    full = dict(symptom="checkpoint", layer="storage")
+    records = [_incident(1, **full, signatures=["OSError: [Errno 28] No space left on device"]),
+               # "local disk" is also an SSD's keyword: filed under storage, the words mean the full disk
+               _incident(2, **full, title="sweep stops: the trials' checkpoints filled the local disk",
+                         keywords=["no space left on device"]),
+               # "diverged" is also a divergence's keyword: not of the storage layer
+               _incident(3, **full, title="checkpoints piled up once save and eval steps diverged: disk full"),
+               # the same words filed under another layer name neither: no key, no group
+               _incident(4, symptom="crash", layer="unknown", title="local disk full during the sweep")]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
+
+
+def test_a_lost_gpu_and_a_spot_interruption_told_in_words_meet_their_mode() -> None:
+    records = [_incident(1, symptom="crash", layer="gpu-hardware",
+                         signatures=["Unable to determine the device handle for GPU 0000:1C:00.0: Unknown Error"]),
+               _incident(2, symptom="infra", layer="gpu-hardware", title="after a reboot the node shows 7 of 8 GPUs",
+                         keywords=["GPU missing after reboot"]),
+               _incident(3, symptom="crash", layer="scheduler", title="Job preempted, restarted from its checkpoint"),
+               _incident(4, symptom="infra", layer="scheduler", title="managed spot training restarts",
+                         keywords=["spot interruption"]),
+               _incident(5, symptom="infra", layer="scheduler", title="the node's jobs restart after a reboot")]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"]]

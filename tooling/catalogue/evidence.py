@@ -85,8 +85,8 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
     """The one failure mode the description names, when it names one cause, the codes the
     description quotes ("unhandled system error", "completion error 12") and how many modes it
     named. When the description is ``alone`` (no signature or ``failure_mode`` says anything),
-    one of several causes it names by more of its keywords than any other is still the best
-    reading of it."""
+    one of several causes it names by more of its keywords than any other, or as many as another
+    but alone of the layer the record was filed under, is still the best reading of it."""
     text = _description(data)
     said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
     named = _named(text)
@@ -97,6 +97,11 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
         # "a spike that never recovered; diverged" names two modes as much: ambiguous, so neither
         if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
             return ranked[0][0], said, len(causes)
+        # unless the layer the record was filed under is the layer of one of them only: "checkpoints
+        # filled the local disk" filed under storage is the full disk, not a failing SSD
+        tied = [m for m, n in ranked if n == ranked[0][1] and m.layer == data.get("layer")]
+        if len(tied) == 1:
+            return tied[0], said, len(causes)
     return None, said, len(causes)
 
 
