@@ -65,3 +65,12 @@ def test_a_lost_gpu_and_a_spot_interruption_told_in_words_meet_their_mode() -> N
                          keywords=["spot interruption"]),
                _incident(5, symptom="infra", layer="scheduler", title="the node's jobs restart after a reboot")]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"]]
+
+
+def test_the_work_a_watchdog_reports_timed_out_is_a_collective_timeout_not_an_unknown_error() -> None:
+    line = "WorkNCCL(SeqNum=88, OpType=BROADCAST, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600021 milliseconds before timing out."
+    records = [_incident(1, symptom="crash", layer="unknown", signatures=[line]),
+               _incident(2, symptom="crash", layer="unknown", signatures=[line.replace("88", "91")])]
+    found, again = (identify(v) for v in incident_views(records))
+    assert found.mode is not None and found.mode.id == "nccl.collective-timeout" and found.key[0] == "mode"
+    assert again.key == found.key  # its numbers vary between occurrences
