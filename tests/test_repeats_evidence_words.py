@@ -74,3 +74,17 @@ def test_the_work_a_watchdog_reports_timed_out_is_a_collective_timeout_not_an_un
     found, again = (identify(v) for v in incident_views(records))
     assert found.mode is not None and found.mode.id == "nccl.collective-timeout" and found.key[0] == "mode"
     assert again.key == found.key  # its numbers vary between occurrences
+
+
+def test_a_record_naming_an_abort_and_the_timeout_behind_it_is_the_timeout() -> None:
+    evaluation = dict(symptom="crash", layer="framework", scope="cluster", cluster="c")
+    records = [_incident(1, **evaluation, title="evaluation on rank 0 outlasts the collective timeout: NCCL timeout",
+                         keywords=["evaluation"]),
+               _incident(2, **evaluation, title="DDP run aborts mid-validation with a broadcast timeout",
+                         keywords=["SIGABRT", "validation"]),
+               _incident(3, **evaluation, title="rank 3 aborted during evaluation", keywords=["SIGABRT"])]
+    for record in records:
+        record.data.pop("run")
+    keys = [identify(v).key for v in incident_views(records)]
+    assert keys[0] == keys[1] and keys[0][:2] == ("mode", "nccl.collective-timeout")
+    assert keys[2][:2] == ("mode", "process.abort")  # an abort and nothing else said: the abort

@@ -92,6 +92,9 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
     named = _named(text)
     # "nodes went down with ECC errors": ECC is the failure, the nodes going down its consequence
     causes = [(m, n) for m, n in named if not m.downstream] or named
+    # of consequences alone, one that says why the process died (a collective timed out) before one
+    # that says only that it died (aborted): nothing handles the latter but a person
+    causes = [(m, n) for m, n in causes if not _only_died(m)] or causes
     if len(causes) == 1 or (alone and causes):
         ranked = sorted(causes, key=lambda pair: -pair[1])
         # "a spike that never recovered; diverged" names two modes as much: ambiguous, so neither
@@ -103,6 +106,10 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
         if len(tied) == 1:
             return tied[0], said, len(causes)
     return None, said, len(causes)
+
+
+def _only_died(mode: FailureMode) -> bool:
+    return mode.downstream and mode.automation == "runbook-first"
 
 
 def _description(data: dict[str, Any]) -> str:
