@@ -334,9 +334,10 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # not seen the tool's grouping, and scored 0.42 / 0.47 as it was (its README): the fixes it
 # showed were made for the general case, so it is no longer unseen, only harder. heldout-repeats-2,
 # labelled the same way from other sources later, scored 0.72 / 0.58 blind (its README). heldout-repeats-3,
-# labelled the same way again, scored 0.515 / 0.607 blind: its floors are that first sight, nothing fixed for it.
+# labelled the same way again, scored 0.515 / 0.607 blind; its floors are what the general fixes it showed
+# reach (routine messages, records in words only: tests/corpus/README.md).
 CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.78, 0.80),
-           (HELDOUT_2, 50, 20, 0.78, 0.66), (HELDOUT_3, 45, 20, 0.51, 0.60)]
+           (HELDOUT_2, 50, 20, 0.78, 0.66), (HELDOUT_3, 45, 20, 0.72, 0.91)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,
