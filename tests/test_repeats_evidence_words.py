@@ -3,9 +3,11 @@ routine message (one the catalogue says recovers on its own) is no evidence of t
 precede, and a record that names a cause and its consequence is the cause."""
 from __future__ import annotations
 
-from test_repeats import _groups, _incident
+from test_repeats import NOW, _groups, _incident
+from tooling.analysis import analyse
 from tooling.analysis.identity import identify
 from tooling.analysis.incidents import incident_views
+from tooling.messages import render
 
 FLOOR = "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."
 SKIP = "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768"
@@ -24,6 +26,8 @@ def test_routine_overflow_skips_are_not_the_loss_scale_collapse_they_can_precede
     assert ["INC-0002", "INC-0004"] in groups  # the same routine message asked about twice: not a failure
     routine = identify(incident_views(records)[1])
     assert routine.key == ("routine", "training.fp16-overflow") and routine.mode is None
+    [why] = [render(g.explanation) for g in analyse(records, now=NOW).groups if g.incidents[0].id == "INC-0002"]
+    assert why == "routine message of training.fp16-overflow, no failure by itself"
 
 
 def test_an_unknown_error_line_outweighs_a_routine_message_beside_it() -> None:
