@@ -34,7 +34,7 @@ from tooling.catalogue.codes import line_words, shown_identifying
 from tooling.catalogue.evidence import primary, routine_mode
 from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.phases import phase_of
-from tooling.catalogue.recognise import CODE_LABELS, Recognition, recogniser
+from tooling.catalogue.recognise import CODE_LABELS, Recognition
 from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
@@ -123,14 +123,13 @@ def identify_data(data: dict[str, Any]) -> Identity:
     # a line a mode explains is not a fingerprint of anything else (a watchdog line reads the
     # same whatever stalled the collective)
     # nor is a routine message (an overflow that skipped a step): the error after it is the failure
-    routine_of = recogniser().routine_of
-    error = next((s for s, r in zip(lines, recognised) if (r.mode is None or r.mode.generic)
-                  and looks_like_an_error(s) and not is_progress(s) and routine_of(s) is None), None)  # cheap tests first
+    error = next((s for s, r in zip(lines, recognised) if (r.mode is None or r.mode.generic) and r.routine is None
+                  and looks_like_an_error(s) and not is_progress(s)), None)  # the cheap tests first
     words = fingerprint(error) if error is not None else ""
     if len(words.split()) >= MIN_TOKENS:
         return Identity(("text", words), mode, kept)
     if mode is None or mode.generic:  # only a routine message ("gradient overflow, skipping step"): that, no failure
-        routine = routine_mode(data, lines)
+        routine = routine_mode(data, recognised)
         if routine is not None:
             return Identity(("routine", routine.id), mode, kept)
     return Identity(None, mode, kept)

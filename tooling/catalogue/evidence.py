@@ -144,13 +144,13 @@ def _named(text: str) -> list[tuple[FailureMode, int]]:
     return [(m, n) for m, n in pairs if not any(modes.narrows(o, m) for o, _ in pairs)]
 
 
-def routine_mode(data: dict[str, Any], lines: list[str]) -> FailureMode | None:
+def routine_mode(data: dict[str, Any], recognised: list[Recognition]) -> FailureMode | None:
     """The mode whose routine message (``routine``: an fp16 overflow that skips one step) a record
-    shows, in its signatures or its description, where nothing else named its failure: a question
-    about such messages, or a run that only printed them, is that routine message, not the
-    failure it can precede."""
-    found = recogniser()
-    return next((m for text in [*lines, _description(data)] if (m := found.routine_of(text)) is not None), None)
+    shows, in its signatures (as they were recognised) or its description, where nothing else
+    named its failure: a question about such messages, or a run that only printed them, is that
+    routine message, not the failure it can precede."""
+    shown = next((r.routine for r in recognised if r.routine is not None), None)
+    return shown or recogniser().routine_of(_description(data))
 
 
 def told_apart(mode: FailureMode, said: Recognition) -> bool:

@@ -26,9 +26,11 @@ class Recognition:
     extracted only when asked for: most recognitions only need the mode."""
 
     def __init__(self, mode: FailureMode | None, found: Codes | None = None, via: str = "",
-                 text: str = "", identified: dict[str, tuple[int, ...]] | None = None) -> None:
+                 text: str = "", identified: dict[str, tuple[int, ...]] | None = None,
+                 routine: FailureMode | None = None) -> None:
         self.mode, self.via, self._codes, self._text = mode, via, found, text
         self._identifying = identified
+        self.routine = routine  # the mode whose routine message the line is, found in the same scan
 
     @property
     def codes(self) -> Codes:
@@ -69,18 +71,23 @@ class Recogniser:
         self.owner = [(mode, pattern) for mode in modes.modes for pattern in mode.recognisers]
         # errno messages ("No space left on device") in the same automaton: one scan of a line
         # finds its modes and the errnos it names in words
-        self.lines = Matcher([p for _, p in self.owner] + ERRNO_MESSAGES, first_only=True)
+        # errno messages ("No space left on device") and routine messages in the same automaton:
+        # one scan of a line finds its modes, the errnos it names in words and what is routine
+        self.routines = [mode for mode in modes.modes for _ in mode.routine]
+        routine = [p for mode in modes.modes for p in mode.routine]
+        self.lines = Matcher([p for _, p in self.owner] + ERRNO_MESSAGES + routine, first_only=True)
         self.words = [(mode, pattern) for mode in modes.modes for pattern in mode.keywords]
         self.keywords = Matcher([p for _, p in self.words], first_only=True)
-        self.routines = [mode for mode in modes.modes for _ in mode.routine]
-        self.routine = Matcher([p for mode in modes.modes for p in mode.routine], first_only=True)
+        self.routine = Matcher(routine, first_only=True)  # for descriptions, which are not lines
         self.by_code = {(kind, code): mode for mode in modes.modes
                         for kind, values in (("xid", mode.xid), ("errno", mode.errno), ("exit", mode.exit_codes))
                         for code in values}
 
     def line(self, text: str) -> Recognition:
         found, matched, known = identifying(text, messages=False), self.lines.matching(text), len(self.owner)
-        said = [errno_of_message(i - known) for i in matched if i >= known]
+        errnos = known + len(ERRNO_MESSAGES)
+        said = [errno_of_message(i - known) for i in matched if known <= i < errnos]
+        routine = next((self.routines[i - errnos] for i in matched if i >= errnos), None)
         if said:
             found["errno"] = tuple(dict.fromkeys([*found["errno"], *said]))
         fits = self.coded(found)
@@ -91,9 +98,9 @@ class Recogniser:
             for index in (i for i in self.lines.matching(name) if i < known):
                 fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"CUDA error {number} ({name})"))
         if not fits:
-            return Recognition(None, text=text, identified=found)
+            return Recognition(None, text=text, identified=found, routine=routine)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))
-        return Recognition(mode, via=via, text=text, identified=found)
+        return Recognition(mode, via=via, text=text, identified=found, routine=routine)
 
     def coded(self, found: dict[str, tuple[int, ...]]) -> dict[str, tuple[FailureMode, str]]:
         """Mode id -> (mode, "Xid 79") for each code of ``found`` (see ``identifying``) a mode owns."""
