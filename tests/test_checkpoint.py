@@ -421,6 +421,19 @@ def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subp
 
 
 KILLS = 100
+PATIENT = 10  # every PATIENT-th trainer is killed only after it completed a save past the last resume
+
+
+def _saved_past(progress: Path, step: int, timeout: float = 60.0) -> None:
+    """Wait until the trainer reports a completed save after ``step``: on a machine busy enough that
+    no save completes within the random kills' 60 ms (a load of 20 on two cores did that), the
+    resume from a completed save would never be checked."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if progress.exists() and max(map(int, progress.read_text().split()), default=0) > step:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"no save completed past step {step} in {timeout:.0f} s")
 
 
 @pytest.mark.slow
@@ -431,10 +444,12 @@ def test_sigkill_at_random_moments_never_loses_a_completed_save(
     assert server.stdin is not None and server.stdout is not None
     folder, progress, rng = tmp_path / "ckpts", tmp_path / "progress", random.Random(f"kills-{mode}")
     loaded, mid_save, unloadable, mismatched = 0, 0, [], []
-    for _ in range(KILLS):
+    for index in range(KILLS):
         server.stdin.write(f"{folder} {mode} {progress}\n")
         server.stdin.flush()
         pid = int(server.stdout.readline())
+        if index % PATIENT == PATIENT - 1:
+            _saved_past(progress, loaded)
         time.sleep(rng.uniform(0.002, 0.06))
         os.kill(pid, signal.SIGKILL)
         status = int(server.stdout.readline())
