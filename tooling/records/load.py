@@ -7,6 +7,7 @@ re-composes the file only when a finding has to point into it.
 from __future__ import annotations
 
 import gc
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -117,3 +118,20 @@ def load_file(path: str) -> Loaded:
     remember_loaded(key, loaded.node)
     return loaded
 
+
+def outside(path: str, root: str | None) -> bool:
+    """A symbolic link that leads out of the repository (``root``, real): never read, never echoed.
+    (A link to nothing leads nowhere: reading says so.)"""
+    if root is None or not os.path.islink(path) or not os.path.exists(path):
+        return False
+    real = os.path.realpath(path)
+    return os.path.commonpath([real, root]) != root
+
+
+def load_within(path: str, root: str | None) -> Loaded:
+    """The file at ``path`` as validate reads it: refused when it is a link out of ``root`` (the
+    repository's real path; None: anywhere)."""
+    if outside(path, root):
+        return Loaded(path, findings=[Finding(path, 1, 1, "outside-repository", "symbolic link to a file outside "
+                                              "the repository; expected the record itself")])
+    return load_file(path)

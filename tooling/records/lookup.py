@@ -4,8 +4,9 @@ A record file's name is its id (an overlay's is ``<id>.<lang>``), so the files t
 record ``X`` are those named ``X.yaml`` or ``X.yml`` anywhere under the record folders: one walk
 of the folders' names (no file is opened) answers that for any number of ids. A write checks its
 one record against the few files its rules name this way (:mod:`tooling.rules.others`) instead of
-loading every record of the repository. Reading a file found so is :func:`load_within`: the same
-reading as ``tooling validate``'s, which never follows a link out of the repository.
+loading every record of the repository. Reading a file found so is
+:func:`tooling.records.load.load_within`: the same reading as ``tooling validate``'s, which never
+follows a link out of the repository.
 
 A reader that lives on (``tooling watch``) keeps its :class:`RecordNames` and calls
 :meth:`RecordNames.refresh`: only the folders whose stat changed are listed again. A name added,
@@ -32,10 +33,9 @@ from dataclasses import dataclass, field
 from operator import attrgetter, methodcaller, ne
 from pathlib import Path
 
-from tooling.records.findings import Finding
 from tooling.records.kinds import RECORD_DIRS
 from tooling.records.layout import RECORD_NAME, SUFFIXES, highest_numbered, record_stem, shipped_records
-from tooling.records.load import Loaded, load_file, no_collection
+from tooling.records.load import no_collection
 from tooling.records.shipped import shipped_root
 
 RACY = 2.0  # seconds: a file or folder changed this recently is not known by its stat alone
@@ -263,20 +263,3 @@ def _links_counted(root: Path) -> int | None:
         return None
     return info.st_dev if info.st_nlink == 2 + below else None
 
-
-def outside(path: str, root: str | None) -> bool:
-    """A symbolic link that leads out of the repository (``root``, real): never read, never echoed.
-    (A link to nothing leads nowhere: reading says so.)"""
-    if root is None or not os.path.islink(path) or not os.path.exists(path):
-        return False
-    real = os.path.realpath(path)
-    return os.path.commonpath([real, root]) != root
-
-
-def load_within(path: str, root: str | None) -> Loaded:
-    """The file at ``path`` as validate reads it: refused when it is a link out of ``root`` (the
-    repository's real path; None: anywhere)."""
-    if outside(path, root):
-        return Loaded(path, findings=[Finding(path, 1, 1, "outside-repository", "symbolic link to a file outside "
-                                              "the repository; expected the record itself")])
-    return load_file(path)

@@ -27,7 +27,8 @@ from typing import Any, Iterable, Protocol
 from tooling.catalogue.local import is_local
 from tooling.records.kinds import KINDS, is_kind
 from tooling.records.layout import repository_files
-from tooling.records.lookup import RecordNames, load_within
+from tooling.records.load import load_within
+from tooling.records.lookup import RecordNames
 from tooling.records.model import Record
 
 

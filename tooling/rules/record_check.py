@@ -22,8 +22,7 @@ from tooling.catalogue.checks import local_findings
 from tooling.catalogue.local import is_local
 from tooling.catalogue.modes import shipped_entries
 from tooling.records.findings import Finding, Severity
-from tooling.records.load import Loaded, no_collection, parse_text
-from tooling.records.lookup import load_within
+from tooling.records.load import Loaded, load_within, no_collection, parse_text
 from tooling.records.model import Record
 from tooling.records.reading import decode_text
 from tooling.rules.crossref import check_all, own_rules
