@@ -20,6 +20,7 @@ from typing import Any
 
 from tooling.analysis.identity import Identity
 from tooling.analysis.incidents import IncidentView, where_of
+from tooling.catalogue.literals import any_of
 
 # Phrases that say "this failure happened before", in English and Korean. Each names the failure
 # coming back, not the run: "training again" or "back up again" is a recovery, see _RECOVERY.
@@ -45,7 +46,7 @@ STATED = re.compile(
 _STATED_WORDS = ("again", "once more", "recurr", "before", "same", "similar", "still", "keep", "kept", "continu",
                  "persist", "not ", "too", "as well", "also", "each ", "every ",
                  "재발", "발생", "또다시", "같은", "동일한", "계속", "매번", "번번이")
-_ANY_STATED_WORD = re.compile("|".join(map(re.escape, _STATED_WORDS)))  # one scan, not a test per word
+_ANY_STATED_WORD = any_of(_STATED_WORDS)
 # "running again", "restarted again", "LR halved once more": what people did or the run did next,
 # not the failure
 _RECOVERY = re.compile(r"(?<![\w-])(running|working|up|back|training|healthy|fine|online|available|stable|normal|converging"

@@ -14,6 +14,7 @@ from typing import Iterable
 from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, cuda_named, errno_of_message, identifying
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.hangul import nfc
+from tooling.catalogue.literals import any_of
 from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
 
 
@@ -69,8 +70,6 @@ class Recogniser:
     def __init__(self, modes: Catalogue) -> None:
         self.catalogue = modes
         self.owner = [(mode, pattern) for mode in modes.modes for pattern in mode.recognisers]
-        # errno messages ("No space left on device") in the same automaton: one scan of a line
-        # finds its modes and the errnos it names in words
         # errno messages ("No space left on device") and routine messages in the same automaton:
         # one scan of a line finds its modes, the errnos it names in words and what is routine
         self.routines = [mode for mode in modes.modes for _ in mode.routine]
@@ -158,7 +157,7 @@ _DIGITS = re.compile(r"[0-9]{4,}")  # steps, PIDs, sequence numbers; short numbe
 # where numbers are codes (Xid 79, [Errno 28], exit code 137, status=12) or a count that names the
 # failure (2016/2048 clients joined: a store overwhelmed at scale): such lines keep them
 _NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code", "clients joined")
-_ANY_NUMBERED_CODE = re.compile("|".join(map(re.escape, _NUMBERED_CODES)))  # one scan, not a test per word
+_ANY_NUMBERED_CODE = any_of(_NUMBERED_CODES)
 
 
 def recognise(text: str) -> Recognition:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tooling.catalogue.literals import any_of
+
 # Tried left to right at each position; the first alternative that matches wins.
 _NOISE = (
     # NVRM's "Xid (PCI:0000:ca:00): 79, pid=..." keeps its code next to the word Xid
@@ -110,7 +112,7 @@ def without_prefix(line: str) -> str:
 _BOILERPLATE_WORDS = ("cuda kernel errors", "cuda_launch_blocking", "torch_use_cuda_dsa", "frame #", "exception raised",
                       "traceback", "file \"", "above exception", "during handling", "^", "to execute this test",
                       "an issue", "warnings.warn", "forward_call", "self.forward")
-_ANY_BOILERPLATE_WORD = re.compile("|".join(map(re.escape, _BOILERPLATE_WORDS)))  # one scan, not a test per word
+_ANY_BOILERPLATE_WORD = any_of(_BOILERPLATE_WORDS)
 
 
 def is_boilerplate(line: str) -> bool:
