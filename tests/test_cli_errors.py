@@ -74,6 +74,18 @@ def test_a_full_disk_is_one_line_naming_the_file_and_changes_nothing(small_disk:
     assert snapshot(small_disk) == before  # no temporary file left behind either
 
 
+def test_a_full_disk_at_the_first_incident_leaves_no_empty_folder(small_disk: Path) -> None:
+    """The folder new-incident makes for its first record goes again when the record cannot be written."""
+    subprocess.run(["rm", "-r", str(small_disk / "incidents")], check=True)
+    _fill(small_disk)
+    before = snapshot(small_disk)
+    result = tooling(*COMMANDS["new-incident"][0], cwd=small_disk)
+    assert (result.returncode, result.stderr) == (
+        1, "tooling: error: incidents/INC-0001.yaml: no space left on device; free some space and run it again "
+           "(nothing was changed)\n")
+    assert snapshot(small_disk) == before and not (small_disk / "incidents").exists()
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_read_only_repository_is_one_line_and_changes_nothing(small_disk: Path, command: str) -> None:
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)

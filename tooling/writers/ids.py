@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -45,6 +47,23 @@ def make_folder(directory: Path) -> None:
                     "or make it a folder)")
 
 
+@contextmanager
+def folder_for(directory: Path) -> Iterator[None]:
+    """:func:`make_folder`, and the folder it made removed again, when empty, if what was to be
+    written into it failed (a full disk at a repository's first incident): nothing left behind."""
+    made = not directory.is_dir()
+    make_folder(directory)
+    try:
+        yield
+    except BaseException:
+        if made:
+            try:
+                directory.rmdir()
+            except OSError:  # another writer's record is in it meanwhile, or it went: theirs
+                pass
+        raise
+
+
 def create_next(directory: Path, prefix: str, render: Callable[[str], str], *,
                 taken: int | None = None) -> tuple[str, Path]:
     """Write ``render(id)`` under the next free ``<prefix>NNNN.yaml``; return the id and path.
@@ -55,16 +74,16 @@ def create_next(directory: Path, prefix: str, render: Callable[[str], str], *,
     poll): tried first without listing the folder (a few ms at 10,000 names); a name taken
     meanwhile fails the link, and the folder is listed as without it.
     """
-    make_folder(directory)
     tried = 0
-    for attempt in range(MAX_ATTEMPTS):
-        listed = taken if attempt == 0 and taken is not None else highest_number(directory, prefix)
-        number = max(listed + 1, tried + 1)
-        record_id = format_id(prefix, number)
-        path = directory / f"{record_id}.yaml"
-        try:
-            create_file(path, render(record_id))
-            return record_id, path
-        except FileExistsError:
-            tried = number
+    with folder_for(directory):
+        for attempt in range(MAX_ATTEMPTS):
+            listed = taken if attempt == 0 and taken is not None else highest_number(directory, prefix)
+            number = max(listed + 1, tried + 1)
+            record_id = format_id(prefix, number)
+            path = directory / f"{record_id}.yaml"
+            try:
+                create_file(path, render(record_id))
+                return record_id, path
+            except FileExistsError:
+                tried = number
     raise UserError(f"{directory}: could not allocate a new {prefix} id after {MAX_ATTEMPTS} attempts")

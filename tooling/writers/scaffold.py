@@ -17,7 +17,7 @@ from tooling.records.model import parse_time, record_time
 from tooling.rules.record_check import findings
 from tooling.rules.schema_rules import field_errors
 from tooling.rules.time_rules import EARLIEST, LATEST
-from tooling.writers.ids import create_next, make_folder
+from tooling.writers.ids import create_next, folder_for
 from tooling.writers.record_text import render
 
 HEADERS = {
@@ -134,13 +134,13 @@ def new_incident(*, root: Path, now: datetime, title: str, run: str | None, seve
 def _create_numbered(kind: str, values: dict[str, Any], directory: Path, now: datetime, *,
                      taken: int | None = None) -> Path:
     """Render and check the file once, then take the next free number for it."""
-    make_folder(directory)
-    placeholder = values["id"]
-    text = _render_checked(kind, values, directory, now)
-    line = f"\nid: {placeholder}\n"
-    assert text.count(line) == 1, "the id is written once, at the top level"
-    _, path = create_next(directory, KINDS[kind].id_prefix,
-                          lambda record_id: text.replace(line, f"\nid: {record_id}\n"), taken=taken)
+    with folder_for(directory):
+        placeholder = values["id"]
+        text = _render_checked(kind, values, directory, now)
+        line = f"\nid: {placeholder}\n"
+        assert text.count(line) == 1, "the id is written once, at the top level"
+        _, path = create_next(directory, KINDS[kind].id_prefix,
+                              lambda record_id: text.replace(line, f"\nid: {record_id}\n"), taken=taken)
     return path
 
 
@@ -173,17 +173,18 @@ def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, o
     }
     _check_values("run", values, ("id", "title", "owner"))
     directory = root / KINDS["run"].directory
-    make_folder(directory)
     path = directory / f"{name}.yaml"
-    if name in ids(root, "run"):  # perhaps as NAME.yml, which create_file would not see
-        raise UserError(f"{path_of(root, name, kinds=['run'])}: a run named {excerpt(name)} already exists")
-    # `tooling set NAME` finds a record by id alone: a run named like a ladder would take its place
-    taken = [k for k in KINDS if KINDS[k].translates is None and name in ids(root, k)]
-    if taken:
-        raise FieldError([("id", f"{excerpt(name)} is the id of {path_of(root, name, kinds=taken).relative_to(root)} "
-                                 "already; expected a name no record has")])
-    try:
-        create_file(path, _render_checked("run", values, directory, now))
-    except FileExistsError:
-        raise UserError(f"{path}: a run named {excerpt(name)} already exists") from None
+    with folder_for(directory):
+        if name in ids(root, "run"):  # perhaps as NAME.yml, which create_file would not see
+            raise UserError(f"{path_of(root, name, kinds=['run'])}: a run named {excerpt(name)} already exists")
+        # `tooling set NAME` finds a record by id alone: a run named like a ladder would take its place
+        taken = [k for k in KINDS if KINDS[k].translates is None and name in ids(root, k)]
+        if taken:
+            raise FieldError([("id", f"{excerpt(name)} is the id of "
+                                     f"{path_of(root, name, kinds=taken).relative_to(root)} already; "
+                                     "expected a name no record has")])
+        try:
+            create_file(path, _render_checked("run", values, directory, now))
+        except FileExistsError:
+            raise UserError(f"{path}: a run named {excerpt(name)} already exists") from None
     return path
