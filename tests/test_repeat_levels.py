@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from support import PROJECT, tooling
-from test_repeats import HELDOUT, HELDOUT_2, HELDOUT_3, LABELLED, NOW, REALWORLD, _pairs, _truth
+from test_repeats import HELDOUT, HELDOUT_2, HELDOUT_3, HELDOUT_4, LABELLED, NOW, REALWORLD, _pairs, _truth
 from tooling.analysis import analyse
 from tooling.analysis.incidents import incident_views
 from tooling.analysis.levels import SAME_AUTOMATION, SAME_FAILURE
@@ -160,9 +160,9 @@ def _groups(labels: dict[str, str]) -> list[list[str]]:
 # The targets are 0.8 and 0.9; where a corpus is below, the floor is what it reaches today
 # (tests/corpus/README.md, "Two levels", says why), so that a change that loses ground fails.
 # heldout-repeats-3 scored F1 0.557 and 0.611 at first sight (its README says why so low); its floors are
-# what the general fixes it showed reach.
+# what the general fixes it showed reach. heldout-repeats-4 scored 0.609 and 0.539 at first sight (its README).
 LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.76), (HELDOUT, 0.80, 0.83), (HELDOUT_2, 0.73, 0.90),
-          (HELDOUT_3, 0.80, 0.80)]
+          (HELDOUT_3, 0.80, 0.80), (HELDOUT_4, 0.60, 0.53)]
 
 
 @pytest.mark.parametrize("corpus, failure_floor, automation_floor", LEVELS, ids=[c[0].name for c in LEVELS])
@@ -183,7 +183,9 @@ def test_both_levels_on_a_labelled_corpus(corpus: Path, failure_floor: float, au
 
 # (corpus, recall at 3 floor, precision of the first suggestion floor): the target is recall 0.8.
 FILING = [(LABELLED, 0.95, 0.92), (REALWORLD, 0.9, 0.62), (HELDOUT, 0.8, 0.66), (HELDOUT_2, 0.9, 0.7),
-          (HELDOUT_3, 0.96, 0.62)]  # heldout-repeats-3: 19 of 25, 17 of 31 at first sight; 24 of 25, 22 of 35 now
+          (HELDOUT_3, 0.96, 0.62), (HELDOUT_4, 0.82, 0.51)]
+# heldout-repeats-3: 19 of 25, 17 of 31 at first sight; 24 of 25, 22 of 35 now.
+# heldout-repeats-4: 14 of 17, 14 of 27 at first sight (its README).
 
 
 @pytest.mark.parametrize("corpus, recall_floor, precision_floor", FILING, ids=[c[0].name for c in FILING])
