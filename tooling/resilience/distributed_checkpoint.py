@@ -29,6 +29,7 @@ written after both, is the one place that says which steps exist, with every fil
 CRC-32. A kill at any moment, of one rank or of the whole job, leaves the old manifest or the new
 one: never a named step that is half one save and half another. DCP's own fsync is off, ours
 replaces it (:func:`~tooling.resilience.saving.sync_and_checksum`: the CRC-32 hides behind it).
+Rank 0's room check and publish are in :mod:`~tooling.resilience.dcp_commit`.
 
 Resume (:meth:`DistributedCheckpointManager.load_latest`): the newest step that every rank
 verifies, all ranks falling back together, resharded on load; a rank's own ``rank_state`` comes
@@ -65,18 +66,17 @@ from typing import Any
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
-from tooling.fs.atomic import fsync_path
-from tooling.resilience.capacity import Shortfall, StorageFull, shortfall
+from tooling.resilience.capacity import Shortfall, StorageFull
+from tooling.resilience.dcp_commit import publish, room_check
 from tooling.resilience.dcp_manifest import (MANIFEST, StepEntry, check_folder, is_temporary, read_steps,
-                                             rebuild_steps, retired_folder, shard_intact, step_folder,
-                                             temporary_folder, write_steps)
+                                             rebuild_steps, shard_intact, temporary_folder, write_steps)
 from tooling.resilience.dcp_resume import committed_steps, load_newest
-from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, RoomCheck, ShardWriter, Stager, durable,
-                                           failure, with_rank_state)
-from tooling.resilience.folder import hold_folder, retire, unlink_all
+from tooling.resilience.dcp_shards import (ModelAndOptimizer, Resumed, ShardWriter, Stager, durable, failure,
+                                           with_rank_state)
+from tooling.resilience.folder import hold_folder, unlink_all
 from tooling.resilience.manifest import Entry, set_aside_manifest
 from tooling.resilience.ranks import from_rank_zero, gather_at_rank_zero, rank_and_world
-from tooling.resilience.saving import CheckpointSaveError, free_space, mib
+from tooling.resilience.saving import CheckpointSaveError
 
 __all__ = ["CheckpointSaveError", "DistributedCheckpointManager", "ModelAndOptimizer", "Resumed", "StorageFull"]
 
@@ -162,7 +162,8 @@ class DistributedCheckpointManager:
         rank = rank_and_world()[0]
         shards = with_rank_state(state, rank, rank_state)
         # no leftover to remove first: cleanup() removed the killed saves', a failed save its own
-        writer = ShardWriter(self.directory / temporary_folder(step), self._room(step) if rank == 0 else None)
+        room = room_check(self.directory, step, self._entries) if rank == 0 else None
+        writer = ShardWriter(self.directory / temporary_folder(step), room)
         if not self.async_save:
             self._commit(writer, step, None, failure(lambda: dcp.save(shards, storage_writer=writer), rank))
             return
@@ -173,19 +174,6 @@ class DistributedCheckpointManager:
         self._thread = threading.Thread(target=self._commit_in_background, args=(written, writer, step),
                                         name="checkpoint-commit")  # not a daemon: an exit waits for it
         self._thread.start()
-
-    def _room(self, step: int) -> RoomCheck:
-        """Rank 0's check, from DCP's global plan, that the shared file system has room for the
-        step: the larger of the newest step's files and the bytes planned now, and an inode for
-        each rank's file, DCP's .metadata and the manifest's new copy."""
-        last = sum(s.bytes for s in self._entries[-1].shards) if self._entries else 0
-
-        def check(planned: int, ranks: int) -> Shortfall | None:
-            estimate, basis = ((last, "the last step's files") if last >= planned
-                               else (planned, "the step's planned writes"))
-            return shortfall(self.directory, step, estimate=estimate, basis=basis, files=ranks + 2,
-                             what="each rank's file, its .metadata and the manifest's new copy")
-        return check
 
     def _commit_in_background(self, written: Future, writer: ShardWriter, step: int) -> None:
         try:
@@ -207,32 +195,13 @@ class DistributedCheckpointManager:
 
     def _publish(self, step: int, reports: list[list[Entry] | str],
                  room: Shortfall | None) -> str | Shortfall | None:
-        """Rank 0: commit the step if every rank's files are durable; else say why not."""
-        temporary, final = self.directory / temporary_folder(step), self.directory / step_folder(step)
-        if room is not None:  # refused in DCP's plan, before any rank wrote: only DCP's empty folder to remove
-            unlink_all([temporary])
-            return room
-        failed = [report for report in reports if isinstance(report, str)]
-        if failed:  # DCP reports one rank's failure on every rank: say it once, with the free space
-            free = free_space(self.directory)  # torch's writer says "unexpected pos", not "disk full"
-            unlink_all([temporary])
-            return (f"{self.directory}: step {step} was not committed ({failed[0]}); {mib(free)} free there; "
-                    "its temporary folder was removed")
-        shards = tuple(sorted((shard for report in reports for shard in report), key=lambda s: s.file))
-        entry = StepEntry(step, final.name, len(reports), shards)
-        entries = sorted([e for e in self._entries if e.step != step] + [entry], key=lambda e: e.step)
-        kept, dropped = entries[-self.keep:], entries[:-self.keep]
-        try:
-            unlink_all([final])  # a step folder no manifest named (its commit was killed), or this step saved again
-            temporary.rename(final)
-            fsync_path(self.directory)
-            write_steps(self.directory, kept)  # written last: now the step exists
-        except OSError as exc:
-            unlink_all([temporary] + ([final] if all(e.step != step for e in self._entries) else []))
-            return f"{self.directory}: committing step {step} failed ({type(exc).__name__}: {exc})"
-        self._entries = kept
-        self._rotation = retire(self.directory, [(e.folder, retired_folder(e.step)) for e in dropped])
-        return None
+        """Rank 0: commit the step if every rank's files are durable
+        (:func:`~tooling.resilience.dcp_commit.publish`), keeping the manifest it wrote and its
+        rotation; else say why not."""
+        published = publish(self.directory, step, reports, room, self._entries, self.keep)
+        if published.outcome is None:
+            self._entries, self._rotation = published.kept, published.rotation
+        return published.outcome
 
     def wait(self) -> None:
         """Block until an async save is committed (or not) and rotation done; re-raise its error."""
