@@ -75,6 +75,18 @@ def test_a_failure_only_a_runbook_handles_joins_nothing_and_a_guess_from_the_lay
     assert _levels(records) == {}  # four failures seen once each, none joined
 
 
+def test_a_hang_filed_outside_the_layers_of_its_modes_pre_flight_is_the_watchdogs() -> None:
+    acs = {"failure_mode": "host.pcie-p2p-blocked", "symptom": "hang", "layer": "host"}
+    timeout = _incident(3, failure_mode="nccl.collective-timeout", symptom="hang", layer="nccl")
+    mismatch = _incident(3, failure_mode="driver.version-mismatch", symptom="crash", layer="driver")
+    assert _levels([_incident(1, **acs), _incident(2, **acs), timeout])[("INC-0001", "INC-0002", "INC-0003")] == (
+        SAME_AUTOMATION, [["INC-0001", "INC-0002"], ["INC-0003"]], "collective-hang-watchdog")
+    # no symptom a handler reacts to, or no layer stated: the pre-flight's, as the mode says
+    for other in ({"symptom": "crash"}, {"layer": "unknown"}):
+        found = _levels([_incident(1, **acs | other), _incident(2, **acs | other), mismatch])
+        assert found[("INC-0001", "INC-0002", "INC-0003")][2] == "preflight-versions"
+
+
 def test_the_level_and_the_failures_in_repeats_json(tmp_path: Path) -> None:
     _write(tmp_path, [_incident(n, layer="storage", symptom="checkpoint", failure_mode=mode)
                       for n, mode in ((1, "storage.quota"), (2, "storage.inode-exhaustion"), (3, "storage.quota"))])

@@ -21,6 +21,7 @@ from tooling.analysis.identity import Identity
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.repeats import Group
 from tooling.catalogue.automations import Automation, by_id, suggest
+from tooling.catalogue.automations import catalogue as automations
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.signatures import normalise
 from tooling.messages import N_, Message, message
@@ -69,12 +70,27 @@ def group_mode(views: list[IncidentView], identities: dict[str, Identity]) -> st
 
 
 def automation_of(mode: str | None, views: list[IncidentView]) -> Automation:
-    """The automation the failure mode calls for; the catalogue's conditions when no mode is known."""
+    """The automation the failure mode calls for; the catalogue's conditions when no mode is known.
+    A mode's automation that reacts to no symptom covers only its own layers: a hang the record
+    files under another layer (a host's PCIe setting for the version pre-flight) is the hang's
+    handler's, since the pre-flight would have refused a start, not handled the hang that came."""
     known = catalogue().get(mode) if mode else None
     if known is not None and (found := by_id(known.automation)) is not None:
-        return found
+        layer, symptom = str(views[0].data["layer"]), str(views[0].data["symptom"])
+        return handler if _outside(found, layer) and (handler := handler_of(symptom)) else found
     texts = [*(normalise(s) for v in views for s in v.data.get("signatures", [])), *(v.data["title"] for v in views)]
     return suggest(views[0].data["layer"], views[0].data["symptom"], texts)
+
+
+def handler_of(symptom: str) -> Automation | None:
+    """The first automation that ships and reacts to the symptom itself (a hang: the watchdog)."""
+    return next((a for a in automations() if a.implementation is not None and symptom in a.symptoms), None)
+
+
+def _outside(automation: Automation, layer: str) -> bool:
+    """Whether a stated layer lies outside an automation that reacts to layers, not symptoms;
+    'unknown' is no statement."""
+    return not automation.symptoms and bool(automation.layers) and layer not in (*automation.layers, "unknown")
 
 
 def _joins(mode: str | None, automation: Automation, views: list[IncidentView]) -> bool:
