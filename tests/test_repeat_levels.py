@@ -79,10 +79,12 @@ def test_a_hang_filed_outside_the_layers_of_its_modes_pre_flight_is_the_watchdog
     acs = {"failure_mode": "host.pcie-p2p-blocked", "symptom": "hang", "layer": "host"}
     timeout = _incident(3, failure_mode="nccl.collective-timeout", symptom="hang", layer="nccl")
     mismatch = _incident(3, failure_mode="driver.version-mismatch", symptom="crash", layer="driver")
-    assert _levels([_incident(1, **acs), _incident(2, **acs), timeout])[("INC-0001", "INC-0002", "INC-0003")] == (
-        SAME_AUTOMATION, [["INC-0001", "INC-0002"], ["INC-0003"]], "collective-hang-watchdog")
-    # no symptom a handler reacts to, or no layer stated: the pre-flight's, as the mode says
-    for other in ({"symptom": "crash"}, {"layer": "unknown"}):
+    for layer in ("host", "unknown"):  # filed under another layer, or under none
+        hangs = [_incident(1, **acs | {"layer": layer}), _incident(2, **acs | {"layer": layer}), timeout]
+        assert _levels(hangs)[("INC-0001", "INC-0002", "INC-0003")] == (
+            SAME_AUTOMATION, [["INC-0001", "INC-0002"], ["INC-0003"]], "collective-hang-watchdog")
+    # no symptom a handler reacts to, or filed under the pre-flight's own layers: the pre-flight's
+    for other in ({"symptom": "crash"}, {"layer": "driver"}):
         found = _levels([_incident(1, **acs | other), _incident(2, **acs | other), mismatch])
         assert found[("INC-0001", "INC-0002", "INC-0003")][2] == "preflight-versions"
 
