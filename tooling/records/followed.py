@@ -20,7 +20,8 @@ import os
 import stat
 from pathlib import Path
 
-from tooling.records.lookup import Folder, RecordNames, _listed, _still_highest, _updated
+from tooling.records.listing import Folder, list_folder
+from tooling.records.lookup import RecordNames
 from tooling.records.notify import Changes, Notifier
 
 
@@ -66,7 +67,7 @@ class FollowedNames(RecordNames):
         followed = self._notifier.watch(path)  # before the listing: what changes after it is told
         if followed:
             self._followed.add(path)
-        listed = _listed(path, info, listed_at, folder)
+        listed = list_folder(path, info, listed_at, folder)
         if followed and folder is not None:
             # a save in place leaves a listing as it was: the names told of are looked at again, or
             # every name (one stat each, once) where what changed was not all told (events lost,
@@ -102,13 +103,5 @@ def _applied(folder: Folder, names: set[str], stamp: tuple[int, int]) -> Folder 
         if stat.S_ISDIR(info.st_mode) or name in folder.below:  # one that came, or a file in its place
             return None
         found[name] = info.st_ino
-    if not found and not gone:  # told of names that came and went between two looks
-        return Folder(folder.path, stamp, False, folder.inodes, folder.below, after=folder.serial,
-                      _records=folder._records, _highest=dict(folder._highest))
-    inodes = {**folder.inodes, **found}
-    for name in gone:
-        del inodes[name]
-    added = [name for name in found if name not in folder.inodes]
-    return Folder(folder.path, stamp, False, inodes, folder.below, after=folder.serial, changed=frozenset(found),
-                  gone=frozenset(gone), _records=_updated(folder, added, gone),
-                  _highest=_still_highest(folder, added, gone))
+    # told of names that came and went between two looks: the listing as it was, of the new stamp
+    return folder.patched(stamp, found, gone)

@@ -11,131 +11,31 @@ follows a link out of the repository.
 A reader that lives on (``tooling watch``) keeps its :class:`RecordNames` and calls
 :meth:`RecordNames.refresh`: only the folders whose stat changed are listed again. A name added,
 removed or replaced (every write of tooling is an atomic replace) moves its folder's modification
-time; a folder changed within :data:`RACY` seconds of being listed is listed again at the next
-refresh too, as git does with files: on a file system whose times are coarse (a second, two on
-FAT), a second change within the same tick leaves the same time.
+time; a folder changed within :data:`~tooling.records.listing.RACY` seconds of being listed is
+listed again at the next refresh too, as git does with files: on a file system whose times are
+coarse (a second, two on FAT), a second change within the same tick leaves the same time. A
+folder as listed, and its listing updated without listing it again, is
+:class:`~tooling.records.listing.Folder`.
 
 The reader's own writes move its folders' times too, and listing a folder of 10,000 names takes
 a few ms (the system call alone): :meth:`RecordNames.wrote` takes the names it wrote into the
 listing it has and the time they left, so that the next refresh need not list the folder again.
 What the time alone cannot tell apart from its own writes (another process writing into the
 folder between the refresh before them and the stat after them, or within the tick of that
-stat) is found by listing it again at least every :data:`VOUCHED` seconds while it writes.
+stat) is found by listing it again at least every :data:`~tooling.records.listing.VOUCHED`
+seconds while it writes.
 """
 from __future__ import annotations
 
-import bisect
-import itertools
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from operator import attrgetter, methodcaller, ne
 from pathlib import Path
 
 from tooling.records.kinds import RECORD_DIRS
-from tooling.records.layout import RECORD_NAME, SUFFIXES, highest_numbered, record_stem, shipped_records
-from tooling.records.load import no_collection
+from tooling.records.layout import SUFFIXES, shipped_records
+from tooling.records.listing import Folder, list_folder, list_unlisted
 from tooling.records.shipped import shipped_root
-
-RACY = 2.0  # seconds: a file or folder changed this recently is not known by its stat alone
-VOUCHED = 10.0  # seconds after its last listing that a folder's time set by the reader's own writes is taken as is
-_SERIALS = itertools.count()
-
-
-@dataclass
-class Folder:
-    """A record folder as listed: every name in it with its inode, the record files among them."""
-    path: str
-    stamp: tuple[int, int]  # inode, modification time (ns): moved by every name added, removed or replaced
-    trusted: bool  # changed more than RACY seconds before it was listed: a later change moves its stamp
-    inodes: dict[str, int]  # every name in it (the inode its entry names: a replaced file has a new one)
-    below: list[str]  # the folders under it that are walked: not hidden, not links, by name
-    serial: int = field(default_factory=lambda: next(_SERIALS))  # which listing this is, of all
-    after: int | None = None  # the serial of the listing before this one, which the next two are against
-    changed: frozenset[str] = frozenset()  # names added or replaced since then
-    gone: frozenset[str] = frozenset()  # names removed since then
-    _records: list[str] | None = field(default=None, repr=False)
-    listed: float = field(default_factory=time.monotonic)  # when it was last really listed
-    own: bool = False  # its stamp is the one the reader's own writes left (see RecordNames.wrote)
-    unlisted: bool = False  # not listed (a one-shot reader's folder without sub-folders): names looked up one by one
-    _highest: dict[str, int] = field(default_factory=dict, repr=False)  # prefix -> highest number named
-
-    def holds(self, name: str) -> bool:
-        """Whether an entry of the folder is named ``name``."""
-        return os.path.lexists(os.path.join(self.path, name)) if self.unlisted else name in self.inodes
-
-    def highest(self, prefix: str) -> int:
-        """The highest N of its names ``<prefix>N.yaml``, worked out once a listing."""
-        if prefix not in self._highest:
-            self._highest[prefix] = highest_numbered(self.inodes, prefix)
-        return self._highest[prefix]
-
-    def current(self, stamp: tuple[int, int]) -> bool:
-        """Whether this listing is the folder's as it is now, of stamp ``stamp``, without listing it."""
-        if stamp != self.stamp:
-            return False
-        return self.trusted or (self.own and time.monotonic() - self.listed < VOUCHED)
-
-    @property
-    def records(self) -> list[str]:
-        """Paths of its entries named like record files, by name (as validate lists them), made
-        when first asked (a lookup by name needs none), each in C: no Python call a name."""
-        if self._records is None:
-            self._records = list(map((self.path + os.sep).__add__, sorted(filter(RECORD_NAME.match, self.inodes))))
-        return self._records
-
-
-def _listed(path: str, info: os.stat_result, listed_at: int, old: Folder | None) -> Folder:
-    """The folder at ``path`` (of stat ``info``) listed now; ``old``: its listing before, whose
-    sorted record names are reused where they did not change, and which names changed since is
-    worked out (a folder of 10,000 records: a few ms, no file looked at)."""
-    with no_collection(), os.scandir(path) as listing:  # 10,000 entries, no cycle among them
-        entries = list(listing)
-    inodes = {entry.name: entry.inode() for entry in entries}
-    # the folders among them picked in C (the entry's type, no stat): one a folder is looked at in Python
-    folders = map(attrgetter("name"), filter(methodcaller("is_dir", follow_symlinks=False), entries))
-    below = sorted(name for name in folders if not name.startswith("."))
-    stamp = (info.st_ino, info.st_mtime_ns)
-    trusted = stamp[1] < listed_at - RACY * 1e9
-    if old is None:
-        return Folder(path, stamp, trusted, inodes, below)
-    was = old.inodes
-    changed = _changed(inodes, was)
-    added = changed - was.keys()
-    # as many names went as the count says: none in the common case (a file replaced, one added)
-    gone = frozenset(was.keys() - inodes.keys()) if len(was) + len(added) != len(inodes) else frozenset()
-    return Folder(path, stamp, trusted, inodes, below, after=old.serial, changed=changed, gone=gone,
-                  _records=_updated(old, added, gone), _highest=_still_highest(old, added, gone))
-
-
-def _still_highest(old: Folder, added: Iterable[str], gone: Iterable[str]) -> dict[str, int]:
-    """``old``'s highest numbers with ``added`` names too (worked out again when the highest went)."""
-    return {prefix: max(highest, highest_numbered(added, prefix)) for prefix, highest in old._highest.items()
-            if highest_numbered(gone, prefix) < highest}
-
-
-def _updated(old: Folder, added: Iterable[str], gone: Iterable[str]) -> list[str] | None:
-    """``old``'s sorted record paths with a few names added and removed (None: not made yet)."""
-    records = old._records
-    if records is None or not (added or gone):
-        return records
-    records = list(records)  # a few names came or went: the sorted list updated, not made again
-    for name in gone:
-        if record_stem(name) is not None:
-            del records[bisect.bisect_left(records, os.path.join(old.path, name))]
-    for name in added:
-        if record_stem(name) is not None:
-            bisect.insort(records, os.path.join(old.path, name))
-    return records
-
-
-def _changed(inodes: dict[str, int], was: dict[str, int]) -> frozenset[str]:
-    """The names of ``inodes`` new or of another inode than in ``was``, compared in C (no
-    Python call a name)."""
-    if inodes == was:
-        return frozenset()
-    return frozenset(itertools.compress(inodes, map(ne, inodes.values(), map(was.get, inodes))))
 
 
 class RecordNames:
@@ -189,7 +89,7 @@ class RecordNames:
     def _current(self, path: str, info: os.stat_result, listed_at: int, folder: Folder | None) -> Folder:
         """The folder at ``path`` (of stat ``info``) now: ``folder``, its listing before, while its stamp says so."""
         return folder if folder is not None and folder.current((info.st_ino, info.st_mtime_ns)) \
-            else _listed(path, info, listed_at, folder)
+            else list_folder(path, info, listed_at, folder)
 
     def wrote(self, paths: Iterable[Path]) -> None:
         """Take the record files at ``paths``, just written (replaced or created) by the reader
@@ -209,11 +109,8 @@ class RecordNames:
                           for name in names}
             except OSError:  # gone meanwhile: the next refresh says what is there
                 continue
-            added = [name for name in inodes if name not in folder.inodes]
-            self._folders[index] = Folder(  # type: ignore[index]
-                folder.path, (info.st_ino, info.st_mtime_ns), False, {**folder.inodes, **inodes},
-                folder.below, after=folder.serial, changed=frozenset(inodes), _records=_updated(folder, added, ()),
-                listed=folder.listed, own=True, _highest=_still_highest(folder, added, ()))
+            stamp = (info.st_ino, info.st_mtime_ns)
+            self._folders[index] = folder.patched(stamp, inodes, own=True)  # type: ignore[index]
 
     def highest(self, directory: str, prefix: str) -> int | None:
         """The highest N of the names ``<prefix>N.yaml`` in the folder ``directory`` (relative to
@@ -238,18 +135,10 @@ class RecordNames:
         folders = self.listing()
         for index, f in enumerate(folders):
             if f.unlisted and (f.path == own or f.path.startswith(own + os.sep)):
-                folders[index] = _listed_now(f)
+                folders[index] = list_unlisted(f)
         return [*(path for f in folders if f.path == own or f.path.startswith(own + os.sep)
                   for path in f.records),
                 *(path for path in self.shipped if path.startswith(shipped + os.sep))]
-
-
-def _listed_now(folder: Folder) -> Folder:
-    """An unlisted folder listed now; one that went meanwhile holds nothing (as _visit finds it)."""
-    try:
-        return _listed(folder.path, os.stat(folder.path), time.time_ns(), None)
-    except OSError:
-        return Folder(folder.path, folder.stamp, False, {}, [])
 
 
 def _links_counted(root: Path) -> int | None:

@@ -44,7 +44,8 @@ from typing import Any
 from tooling.records.followed import FollowedNames
 from tooling.records.layout import record_stem
 from tooling.records.load import load_within
-from tooling.records.lookup import RACY, Folder, RecordNames
+from tooling.records.listing import RACY, Folder
+from tooling.records.lookup import RecordNames
 from tooling.rules.others import usable
 
 SWEEP = 1000  # record files a second whose stat is looked at in turn, for saves in place
