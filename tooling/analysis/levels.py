@@ -71,9 +71,9 @@ def group_mode(views: list[IncidentView], identities: dict[str, Identity]) -> st
 
 def automation_of(mode: str | None, views: list[IncidentView]) -> Automation:
     """The automation the failure mode calls for; the catalogue's conditions when no mode is known.
-    A mode's automation that reacts to no symptom covers only the failures filed under its own
-    layers: a hang filed under another layer or none (a host's PCIe setting, for the version
-    pre-flight) is the hang's handler's, since the pre-flight refuses a start and handles no hang."""
+    A pre-flight check covers only the failures filed under its own layers: a hang filed under
+    another layer or none (a host's PCIe setting, for the version pre-flight) is the hang's
+    handler's, since the pre-flight refuses a start and handles no hang once a job runs."""
     known = catalogue().get(mode) if mode else None
     if known is not None and (found := by_id(known.automation)) is not None:
         layer, symptom = str(views[0].data["layer"]), str(views[0].data["symptom"])
@@ -88,9 +88,8 @@ def handler_of(symptom: str) -> Automation | None:
 
 
 def _outside(automation: Automation, layer: str) -> bool:
-    """Whether a failure's layer ('unknown' included) lies outside an automation that reacts to
-    layers, not symptoms."""
-    return not automation.symptoms and bool(automation.layers) and layer not in automation.layers
+    """Whether a failure's layer ('unknown' included) lies outside the layers of a pre-flight check."""
+    return automation.before_start and bool(automation.layers) and layer not in automation.layers
 
 
 def _joins(mode: str | None, automation: Automation, views: list[IncidentView]) -> bool:

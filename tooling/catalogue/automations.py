@@ -38,6 +38,7 @@ class Automation:
     signatures: tuple[re.Pattern[str], ...] = ()
     implementation: Implementation | None = None  # None: guidance only, and guidance_only says why
     guidance_only: str | None = None
+    before_start: bool = False  # a pre-flight check: prevents what it fits, handles nothing once a job runs
 
     def fits(self, layer: str, symptom: str, texts: Iterable[str]) -> bool:
         if self.layers and layer not in self.layers:
@@ -69,7 +70,8 @@ def _automation(e: dict[str, Any]) -> Automation:
     return Automation(e["id"], e["title"], " ".join(e["automation"].split()), e["playbook"],
                       tuple(e.get("layers", ())), tuple(e.get("symptoms", ())),
                       tuple(re.compile(p, re.IGNORECASE) for p in e.get("signatures", ())),
-                      Implementation(**shipped) if shipped else None, e.get("guidance_only"))
+                      Implementation(**shipped) if shipped else None, e.get("guidance_only"),
+                      bool(e.get("before_start", False)))
 
 
 def suggest(layer: str, symptom: str, texts: Iterable[str]) -> Automation:
