@@ -7,8 +7,10 @@ Megatron's ``iteration 7010/159576 | elapsed time per iteration (ms): 1523.4 | l
 6.403921E+00 | loss scale: 65536.0 | grad norm: 1.234 |``, fairseq's ``loss=3.2, gnorm=1.2,
 loss_scale=128, wps=12345``, nanoGPT's ``loss 2.3456, time 123.45ms, mfu 12.34%``. A validation
 line (``lm loss value: 2.3``) names no training loss. Each quantity is its first reading in the line.
-Which lines are read is the progress pattern's to say: a nanoGPT line (``iter 100: loss 2.3``) or a
-Hugging Face dict (``{'loss': 2.3}``) is not one of them yet.
+Which lines are read is the sampler's to say (:mod:`tooling.logs.sampling`): progress lines, and
+any line that writes a training loss as a value (:data:`WRITTEN`: ``loss: 0.61``, ``'loss': 1.2``,
+``Loss: 11.174``, a table's ``loss             1.356284``) or a progress bar's rate (tqdm's
+``299/3000 [10:44<1:37:05,  2.16s/it``, read as a :class:`Bar`).
 
 Lines that change the fp16 loss scale (DeepSpeed's ``Attempted loss scale: 4, reducing to 2``,
 apex's ``reducing loss scale to 0.5``, fairseq's ``setting loss scale to: 64.0``) and progress
@@ -55,6 +57,20 @@ _SCALE_CHANGE = re.compile(r"attempted loss scale: (?P<before>[0-9.e+-]+), reduc
 # "NCCL INFO" line holds (a third of a training log's cost in tests/bench/bench_scan.py).
 FLAGS = (r"(nan|inf)(['\"\s|,;)}\]]|$)",
          r"attempted loss scale: [0-9]|reducing loss scale to [0-9]|setting loss scale to:? [0-9]")
+# lines whose numbers are read besides progress lines (for the sampler's automaton): a training loss
+# written as a value, a progress bar's count, elapsed time and rate
+WRITTEN = (r"\bloss['\"]?\s*[:=]?\s*['\"]?[-+]?[0-9]",
+           r"[0-9]+/[0-9]+ \[[0-9:]+<[0-9:?]*, *[0-9.]+ ?(s/it|it/s)")
+_BAR = re.compile(r"^(?P<label>.*?)[\s:]*(?:[0-9]+%)?\|[^|]*\|\s*(?P<done>[0-9]+)/(?P<total>[0-9]+) "
+                  r"\[(?P<elapsed>[0-9:]+)<[0-9:?]*, *(?P<rate>[0-9.]+) ?(?P<unit>s/it|it/s)")
+
+
+@dataclass(frozen=True)
+class Bar:
+    """A progress bar's line (tqdm's): which bar (its label), items done, seconds since it started."""
+    label: str
+    done: int
+    elapsed: float
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,7 @@ class Numbers:
     loss_scale: Reading | None = None
     speed: Reading | None = None  # throughput: higher is faster
     step_time: Reading | None = None  # seconds: lower is faster
+    bar: Bar | None = None
 
 
 def value_of(raw: str) -> float:
@@ -100,7 +117,18 @@ def numbers(line: str) -> Numbers:
             value = value / 1000 if unit == "ms" or "(ms)" in key else value
         found[name] = Reading(shown, raw, value, unit)
     step = _STEP.search(low)
-    return Numbers(int(step.group(1)) if step else None, **found)
+    return Numbers(int(step.group(1)) if step else None, **found, bar=bar(line) if "/it" in low or "it/s" in low else None)
+
+
+def bar(line: str) -> Bar | None:
+    """A progress bar's label, count and elapsed time (``lokr:  40%|###9 | 1199/3000 [2:49:04<14:04:18, 28.13s/it``)."""
+    found = _BAR.search(line)
+    if found is None:
+        return None
+    seconds = 0.0
+    for part in found.group("elapsed").split(":"):
+        seconds = seconds * 60 + int(part or 0)
+    return Bar(found.group("label").strip(), int(found.group("done")), seconds)
 
 
 def _qualified(low: str, start: int, key: str) -> str | None:

@@ -1,7 +1,7 @@
 """Which progress lines a scan reads the numbers of, and the series they feed, in log order.
 
-Only progress lines are read (:func:`progress_matcher`, the one automaton of
-:data:`tooling.catalogue.signatures.PROGRESS`, finds the next one), and not always all of them: a
+Only progress lines and lines that write a loss or a progress bar's rate are read
+(:func:`sample_matcher`, one automaton, finds the next one), and not always all of them: a
 progress line costs microseconds in Python, and a gigabyte log written a progress line every
 other line (tests/bench/bench_scan.py) would cost the scan several times its budget. So the
 :class:`Sampler` spends tokens: up to :data:`CAPACITY` lines at once, one more for every
@@ -30,7 +30,7 @@ from tooling.catalogue.signatures import PROGRESS, is_progress
 from tooling.logs import blocks
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import When, line_time
-from tooling.logs.numbers import non_finite, numbers, scale_change
+from tooling.logs.numbers import WRITTEN, non_finite, numbers, scale_change
 from tooling.logs.series import Series
 from tooling.logs.spikes import SeriesFinding, Point
 
@@ -42,6 +42,13 @@ RATE = 1 << 20  # bytes of log per progress line read after that
 def progress_matcher() -> Matcher:
     """Finds the first progress line of a text (and stops there)."""
     return Matcher([PROGRESS], first_only=True)
+
+
+@lru_cache(maxsize=1)
+def sample_matcher() -> Matcher:
+    """Finds the first line whose numbers are read: a progress line, or a line that writes a
+    training loss or a progress bar's rate (:data:`tooling.logs.numbers.WRITTEN`)."""
+    return Matcher([PROGRESS, *WRITTEN], first_only=True)
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class Sampler:
                     self.credit, pos = self.credit + step, pos + step
                     continue
                 with view[pos:end] as part:
-                    found = next(iter(progress_matcher().scan(part)), None)  # type: ignore[arg-type]
+                    found = min(sample_matcher().scan(part), key=lambda hit: hit[1], default=None)  # type: ignore[arg-type]
                 if found is None:
                     self._earn(end - pos)
                     break

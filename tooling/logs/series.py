@@ -9,13 +9,18 @@ the numbers of a log's progress lines in log order (:mod:`tooling.logs.numbers`;
   the steps before it (a running median and MAD, the loss-spike guard's), and whether it came back
   (training.loss-spike-recovered) or not (training.divergence);
 - a loss scale halved down to its floor, a plateau, a throughput drop or slow steps, a stall seen
-  as a gap in the timestamps (:mod:`tooling.logs.trends`).
+  as a gap in the timestamps (:mod:`tooling.logs.trends`);
+- where the lines are too few for a baseline, a loss that jumps by orders of magnitude, climbs line
+  after line, or is held at a chance level (:mod:`tooling.logs.course`); a progress bar whose own
+  clock says an interval went several times slower (:mod:`tooling.logs.bars`).
 
 Each finding carries its numbers as evidence: the lines where it starts, peaks and ends, the
 baseline and the ratio. Memory is bounded: a window of values per series, a few lines kept.
 """
 from __future__ import annotations
 
+from tooling.logs.bars import Stretch
+from tooling.logs.course import READINGS, Blowup, Climb, Stuck
 from tooling.logs.numbers import Numbers
 from tooling.logs.spikes import SeriesFinding, Point, Spike
 from tooling.logs.trends import Flat, Gap, ScaleFloor, Slowdown
@@ -25,7 +30,7 @@ class Series:
     """Every series of one log (see the module's docstring); feed it in log order."""
 
     def __init__(self) -> None:
-        self.gap, self.scale = Gap(), ScaleFloor()
+        self.gap, self.scale, self.bars = Gap(), ScaleFloor(), Stretch()
         self.step: int | None = None  # of the latest progress line that gave one
         self._start()
 
@@ -35,6 +40,7 @@ class Series:
         self.loss = Spike("loss", z=8.0, ratio=1.3)
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
         self.flat, self.slow = Flat(), Slowdown()
+        self.course = (Blowup(), Climb(), Stuck())
 
     def observe(self, point: Point, numbers: Numbers) -> list[SeriesFinding]:
         found: list[SeriesFinding | None] = [self.gap.observe(point)]
@@ -45,10 +51,14 @@ class Series:
             self.step = numbers.step
         if numbers.loss is not None:
             found += [self.loss.observe(point, numbers.loss), self.flat.observe(point, numbers.loss)]
+            if self.loss.seen <= READINGS:  # a short log, or a run's start: no baseline yet
+                found += [shape.observe(point, numbers.loss) for shape in self.course]
         if numbers.grad_norm is not None:
             found.append(self._norm(self.norm.observe(point, numbers.grad_norm)))
         if numbers.loss_scale is not None:
             found.append(self.scale.observe(point, None, numbers.loss_scale.value))
+        if numbers.bar is not None:
+            found.append(self.bars.observe(point, numbers.bar))
         if numbers.speed is not None or numbers.step_time is not None:
             found.append(self.slow.observe(point, numbers.speed, numbers.step_time))
         return [finding for finding in found if finding is not None]

@@ -1,0 +1,146 @@
+"""The loss's course where a log gives too few progress lines for a baseline: a short paste, a run
+that logs once an epoch, a log read from the middle of a run.
+
+:class:`~tooling.logs.spikes.Spike` and :class:`~tooling.logs.trends.Flat` judge a value against
+the robust baseline of many progress lines before it (a warm-up of 30 lines, a plateau of 100);
+a run that logs one line an epoch, or a paste of a dozen lines, never gets there. What the few
+lines show all the same, judged against the run's own earlier values, never a fixed loss:
+
+- :class:`Blowup`: a loss :data:`BLOWUP` times the median of the readings before it: not noise
+  but orders of magnitude (training.divergence);
+- :class:`Climb`: a loss that rose on :data:`CLIMB_LINES` readings in a row, by :data:`CLIMB`
+  overall: the smoothed losses frameworks print fall or wander, they do not climb line after line
+  (training.divergence);
+- :class:`Stuck`: a loss held at a classifier's chance level, ln k for k classes (a model that
+  predicts the uniform distribution, ln 2 = 0.6931, ln 4 = 1.3863) over :data:`CHANCE_LINES`
+  readings; or moving, yet held within :data:`TIGHT` of its median over :data:`TIGHT_LINES`
+  readings: a noise band around a level, tighter than a learning model's progress
+  (training.plateau). A loss printed alike line after line is not judged here: a smoothed loss
+  may fall below its printed digits, and :class:`~tooling.logs.trends.Flat` wants 1000 steps of it.
+"""
+from __future__ import annotations
+
+import math
+from statistics import median
+
+from tooling.logs.numbers import Reading, significant_digits
+from tooling.logs.spikes import DIVERGED, Point, SeriesFinding, g, quoted, steps_between
+
+PLATEAU = "training.plateau"
+READINGS = 100  # of a run, judged here; after them the baselines of spikes.Spike and trends.Flat judge
+BLOWUP = 1000.0  # times the median of the readings before: three orders of magnitude
+BLOWUP_BEFORE = 2  # readings before it, at least
+CLIMB_LINES, CLIMB = 10, 1.2  # rises in a row, and the last reading over the first
+CHANCE_CLASSES = range(2, 11)  # k of ln k: above 10 the values crowd together and prove nothing
+CHANCE_TOLERANCE = 0.001  # of ln k: a loss printed 1.3864 is at ln 4, one printed 1.39 may not be
+CHANCE_LINES = 4
+TIGHT, TIGHT_LINES, TIGHT_DIGITS = 0.0015, 8, 4  # range over median; readings; digits they are written with
+
+
+class Blowup:
+    """A loss BLOWUP times the median of the readings before it."""
+
+    def __init__(self) -> None:
+        self.before: list[tuple[Point, float]] = []
+        self.fired = False
+
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
+        value, before = reading.value, self.before
+        if not math.isfinite(value):
+            return None  # a NaN is drafted by its line (training.nan)
+        usual = median(v for _, v in before) if len(before) >= BLOWUP_BEFORE else None
+        before.append((point, value))
+        del before[:-20]  # the latest readings are the run's usual
+        if self.fired or usual is None or usual <= 0 or value < BLOWUP * usual:
+            return None
+        self.fired = True
+        first = before[0][0]
+        text = (f"{reading.key} jumped to {reading.raw} at {point.place()}: {value / usual:,.0f}x the median "
+                f"{g(usual)} of the {len(before) - 1} readings before it, from {first.place()}")
+        return SeriesFinding(DIVERGED, f"{reading.key} {g(usual)} to {reading.raw}", point,
+                             (text, *quoted(("before", before[-2][0]), ("jump", point))))
+
+
+class Climb:
+    """A loss that rose on CLIMB_LINES readings in a row, by CLIMB overall."""
+
+    def __init__(self) -> None:
+        self.start: tuple[Point, float] | None = None
+        self.last: float | None = None
+        self.rises = 0
+        self.fired = False
+
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
+        value, last = reading.value, self.last
+        self.last = value
+        if not math.isfinite(value):
+            self.start, self.rises = None, 0
+            return None
+        if last is None or not value > last or self.start is None:
+            self.start, self.rises, self.fired = (point, value), 0, False
+            return None
+        self.rises += 1
+        start, first = self.start
+        if self.fired or self.rises < CLIMB_LINES or first <= 0 or value < CLIMB * first:
+            return None
+        self.fired = True
+        text = (f"{reading.key} rose on {self.rises} readings in a row, from {g(first)} at {start.place()} to "
+                f"{reading.raw} at {point.place()} ({value / first:.2f}x, {steps_between(start, point)}): "
+                f"climbing, not noise")
+        return SeriesFinding(DIVERGED, f"{reading.key} {g(first)} to {reading.raw}, rising", start,
+                             (text, *quoted(("start", start), ("latest", point))))
+
+
+class Stuck:
+    """A loss held at a chance level, or held tighter than a learning model's noise."""
+
+    def __init__(self) -> None:
+        self.run: list[tuple[Point, Reading]] = []
+        self.fired = False
+
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
+        if not math.isfinite(reading.value):
+            self.run, self.fired = [], False
+            return None
+        self.run.append((point, reading))
+        del self.run[:-TIGHT_LINES]
+        if self.fired:
+            return None
+        found = self._chance() or self._tight()
+        self.fired = found is not None
+        return found
+
+    def _chance(self) -> SeriesFinding | None:
+        run = self.run[-CHANCE_LINES:]
+        if len(run) < CHANCE_LINES:
+            return None
+        for k in CHANCE_CLASSES:
+            level = math.log(k)
+            if all(abs(r.value - level) <= CHANCE_TOLERANCE * level for _, r in run):
+                return self._finding(run, f"at ln {k} = {level:.4f}, the loss of a {k}-way classifier that "
+                                          f"predicts every class alike: chance level")
+        return None
+
+    def _tight(self) -> SeriesFinding | None:
+        run = self.run
+        values = [r.value for _, r in run]
+        if len(run) < TIGHT_LINES or min(significant_digits(r.raw) for _, r in run) < TIGHT_DIGITS:
+            return None
+        middle = median(values)
+        if len(set(values)) == 1:
+            return None  # a loss printed alike may be smoothed, falling below its digits: trends.Flat's to judge
+        if middle <= 0 or max(values) - min(values) > TIGHT * middle:
+            return None
+        half, spread = len(values) // 2, max(values) - min(values)
+        if sum(values[half:]) / (len(values) - half) < sum(values[:half]) / half - spread / 4:
+            return None  # still falling, however slowly: a trend, not a band
+        return self._finding(run, f"within {g(max(values) - min(values))} of each other ("
+                                  f"{(max(values) - min(values)) / middle:.2%} of {g(middle)}): tighter than the "
+                                  f"noise of a model that still learns")
+
+    def _finding(self, run: list[tuple[Point, Reading]], why: str) -> SeriesFinding:
+        (first, reading), (last, _) = run[0], run[-1]
+        text = (f"{reading.key} held over {len(run)} readings, {steps_between(first, last)} from {first.place()} "
+                f"to {last.place()}, {why}")
+        return SeriesFinding(PLATEAU, f"{reading.key} {reading.raw} for {steps_between(first, last)}", first,
+                             (text, *quoted(("first", first), ("latest", last))))
