@@ -245,6 +245,15 @@ def test_the_words_operators_use_name_the_failure(text: str, mode: str) -> None:
     assert [m.id for m in suggest_modes(text)][:1] == [mode]
 
 
+def test_a_node_short_of_a_gpu_is_the_gpu_lost_not_the_node() -> None:
+    records = [_incident(1, layer="unknown", symptom="infra", title="gpu-2-5 lists one GPU fewer than it has"),
+               _incident(2, layer="unknown", symptom="infra", title="gpu-1-8 came back from a reboot one GPU short"),
+               _incident(3, layer="unknown", symptom="infra", keywords=["node gpu-3-1 lost one of its GPUs"]),
+               _incident(4, layer="unknown", symptom="infra", title="node gpu-1-9 went down, its jobs lost")]
+    assert [g for g in _groups(records) if len(g) > 1] == [["INC-0001", "INC-0002", "INC-0003"]]
+    assert [m.id for m in suggest_modes("the node lost a GPU")][:1] == ["gpu.fell-off-bus"]
+
+
 def test_shared_memory_that_killed_runs_left_is_told_from_a_dev_shm_too_small() -> None:
     full = "NCCL WARN Call to posix_fallocate failed : No space left on device"
     records = [

@@ -15,7 +15,7 @@ from typing import Any
 from tooling.records.schema import field_spec, resolve, schema_for
 
 PSEUDO = ("description", "id")  # columns that feed the import, not a field of the same name
-TOOLING_ONLY = ("watch_polls", "handled_by")  # what tooling writes: watch's bookkeeping, the automation that handled it (an id of automations.yaml, no logbook column)
+TOOLING_ONLY = ("watch_polls", "watch_counted", "handled_by")  # what tooling writes: watch's bookkeeping (two fields), the automation that handled it (an id of automations.yaml, no logbook column)
 NESTED = "impact"
 # new_incident's own parameters; every other field goes to it as `extra`
 NAMED = ("title", "run", "severity", "symptom", "layer", "signatures", "nodes", "ranks",

@@ -8,6 +8,7 @@ failure (:mod:`tooling.logs.aftermath`) are counted, not drafted.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,6 +30,9 @@ MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not in
 # failure's latest moment remembered from one poll to the next (DraftBook.seen): the count is the
 # log's, not the polls'.
 OCCURRENCE_GAP = 60.0  # seconds
+# Where a draft's latest occurrences start, kept: what another reader of the log counted already
+# is told by them (tooling.watch.counted); the latest are those two readers' polls share.
+MAX_STARTS = 256
 # "message" (the words of a line) tells incidents apart; but one failure writes lines of many
 # words (a watchdog timeout: "Watchdog caught...", "Some NCCL operations have failed...",
 # "what(): ..."), so within a scan only codes split the lines of a mode into failures.
@@ -37,6 +41,7 @@ WORDS = "message"
 
 Key = tuple[str, tuple[str, ...]]  # a distinct failure: mode and distinguishing codes
 Moment = tuple[str, float]  # when a line was written: ("at", a POSIX time) or ("uptime", seconds since boot)
+Start = tuple[str, float]  # where an occurrence starts: its first line's Moment, or ("line", its number)
 
 
 def failure(recognition: Recognition, template: str = "") -> Key:
@@ -94,6 +99,7 @@ class Draft:
     frozen: bool = False  # its signatures are those it was filed with (see Seen)
     cut: bool = False  # the log ends inside its traceback (tooling.logs.unknown.CUT)
     evidence: list[str] = field(default_factory=list)  # of its hits, MAX_EVIDENCE at most
+    starts: deque[Start] = field(default_factory=lambda: deque(maxlen=MAX_STARTS))  # of its latest occurrences
 
     def add(self, hit: Hit) -> None:
         """One more line of this failure; ``occurrences`` grows when it is not within
@@ -104,6 +110,7 @@ class Draft:
         moment, last = _moment(hit), self._moment
         if moment is None or last is None or moment[0] != last[0] or abs(moment[1] - last[1]) > OCCURRENCE_GAP:
             self.occurrences += 1
+            self.starts.append(moment or ("line", hit.line))
         self._moment = moment
         self.last_at = hit.when.at if hit.when and hit.when.at else self.last_at
         lines = self.logs.setdefault(hit.log, Lines(hit.line, hit.line))

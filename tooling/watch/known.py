@@ -100,6 +100,11 @@ class KnownIncidents:
         return sorted(self._open.values(),
                       key=lambda i: (shipped.get(i.path, rank.get(os.path.dirname(i.path), -1)), i.path))
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`now` looked once already (the first look reads every record file)."""
+        return self._swept is not None
+
     def wrote(self, paths: Iterable[Path]) -> None:
         """The record files at ``paths`` were just written by this reader: its next poll lists
         their folder again only if something else changed it (:meth:`RecordNames.wrote`), and

@@ -19,20 +19,21 @@ offset file, held by a lock beside it. The format, version 1::
      "progress": {"at": "2026-11-29T12:00:00+00:00", "log": "train.log", "line": 1200,
                   "text": "step 1200 | loss 2.31"},
      "hang_raised": false,
-     "pending": {"poll": 17, "failures": [{"occurrences": 2, "values": {...}, "details": {...}}]}}
+     "pending": {"poll": 17, "failures": [{"occurrences": 2, "values": {...}, "details": {...},
+                                           "counted": {"/abs/train.log": {"occurrences": 2, "starts": [...]}}}]}}
 
-``files`` lists the files of the log name oldest first: rotated files still read to their end,
-then the one the name holds (``line`` is the number of the line that starts at ``offset``;
-``head`` fingerprints its first ``head_bytes`` bytes, ``end`` the ``end_bytes`` before
-``offset``, absent from the files of older versions);
-``lines`` counts every line read from the name, all files together; ``beside`` are the rotated
-files beside it at the last poll (``[device, inode]``: one new since is perhaps a copytruncate
-copy of the file read, see tooling.watch.files.copy_of); ``failures`` are the
-failures it showed so far (``{"mode", "codes", "signatures", "forms", "moment": ["at" or "uptime",
-seconds] or null}``: a failure that goes on is filed as the same incident, and its lines within a
-minute of the one before are the same occurrence, after a restart too). ``polls`` counts the polls
-that filed something; ``pending`` is null unless the watch was stopped while filing. ``id``,
-``polls`` and ``pending`` are absent from the files of older versions: an id is made then.
+``files`` lists the files of the log name oldest first: rotated files still read to their end, then
+the one the name holds (``line`` is the number of the line that starts at ``offset``; ``head``
+fingerprints its first ``head_bytes`` bytes, ``end`` the ``end_bytes`` before ``offset``, absent
+from the files of older versions); ``lines`` counts every line read from the name, all files
+together; ``beside`` are the rotated files beside it at the last poll (``[device, inode]``: one new
+since is perhaps a copytruncate copy of the file read, see tooling.watch.files.copy_of);
+``failures`` are the failures it showed so far (``{"mode", "codes", "signatures", "forms", "moment":
+["at" or "uptime", seconds] or null}``: a failure that goes on is filed as the same incident, and
+its lines within a minute of the one before are the same occurrence, after a restart too). ``polls``
+counts the polls that filed something; ``pending`` is null unless the watch was stopped while filing
+(``counted``: where each failure's occurrences start, tooling.watch.counted). ``id``, ``polls``,
+``pending`` and ``counted`` are absent from the files of older versions: an id is made then.
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
 from tooling.logs.drafts import Key, Seen
+from tooling.watch import counted
 from tooling.watch.files import Position
 from tooling.watch.json_fields import count as _count
 from tooling.watch.json_fields import field as _field
@@ -172,7 +174,7 @@ def _journal(data: dict[str, Any], state: WatchState) -> WatchState:
 
 def _found(data: Any, where: str) -> Found:
     return Found(_field(data, where, "values", dict), _count(data, where, "occurrences"),
-                 _field(data, where, "details", dict))
+                 _field(data, where, "details", dict), counted.from_json(data.get("counted", {}), f"{where}.counted"))
 
 
 def _position(data: Any, where: str) -> Position:
@@ -229,8 +231,8 @@ def _seen_json(seen: dict[Key, Seen]) -> list[dict[str, Any]]:
 def _pending_json(pending: Pending | None) -> dict[str, Any] | None:
     if pending is None:
         return None
-    return {"poll": pending.poll, "failures": [{"occurrences": f.occurrences, "values": f.values,
-                                                "details": f.details} for f in pending.failures]}
+    return {"poll": pending.poll, "failures": [{"occurrences": f.occurrences, "values": f.values, "details": f.details,
+                                                "counted": counted.as_json(f.counted)} for f in pending.failures]}
 
 
 @contextmanager

@@ -12,6 +12,7 @@ serve``). Time is the command's clock (``--now`` moves it), advancing with a mon
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import parse_time, record_time
 from tooling.records.runs import has_ended, stall_minutes, stalled
+from tooling.watch.counted import Counted
 from tooling.watch.known import KnownIncidents
 from tooling.watch.logs import FollowedLog
 from tooling.watch.occurrences import Found, Mark, Outcome, failures_of, file_found
@@ -97,8 +99,11 @@ def taken(log: FollowedLog, *, settled: bool) -> list[Draft]:
 
 
 def to_file(draft: Draft, where: dict[str, Any]) -> Found:
-    """A failure read, to file ``where``."""
-    return Found(values_for(draft, where, by=BY), draft.occurrences, as_json(draft))
+    """A failure read, to file ``where``, with where its occurrences start in its log (by its
+    absolute path: another watch of it may have counted them)."""
+    counted = {os.path.abspath(log): Counted(draft.occurrences, tuple(draft.starts)) for log in draft.logs} \
+        if len(draft.logs) == 1 else {}
+    return Found(values_for(draft, where, by=BY), draft.occurrences, as_json(draft), counted)
 
 
 class Watcher:

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable
 
 from tooling.errors import UserError
 from tooling.fs.atomic import create_file
+from tooling.fs.lock import LockTimeout, locked
 from tooling.records.findings import shown_path
 from tooling.records.layout import highest_numbered
 
 MAX_ATTEMPTS = 10_000
+HOLD_SECONDS = 60.0  # waited for another writer of the folder: a poll filing a backlog takes seconds
 
 
 def highest_number(directory: Path, prefix: str) -> int:
@@ -62,6 +64,25 @@ def folder_for(directory: Path) -> Iterator[None]:
             except OSError:  # another writer's record is in it meanwhile, or it went: theirs
                 pass
         raise
+
+
+@contextmanager
+def held_folder(directory: Path, *, timeout: float = HOLD_SECONDS) -> Iterator[None]:
+    """The records folder (made if missing, as :func:`folder_for`) held by one writer at a time,
+    for a writer that decides from what the folder holds what to write into it (a watch: the open
+    incident of a failure, or a new one). A flock of the folder itself: no lock file among the
+    records, and a holder killed (SIGKILL) releases it with its death."""
+    while True:
+        with folder_for(directory), ExitStack() as stack:
+            try:
+                stack.enter_context(locked(directory, timeout=timeout))
+            except LockTimeout:
+                raise UserError(f"{shown_path(directory)}: another writer held the folder's lock for {timeout:g} s; "
+                                "expected it to file what it found within that (run the command again)") from None
+            except FileNotFoundError:  # removed while waited for (its first record failed): made again
+                continue
+            yield
+            return
 
 
 def create_next(directory: Path, prefix: str, render: Callable[[str], str], *,
