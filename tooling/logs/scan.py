@@ -115,13 +115,18 @@ class Scanner(LineReader):
 
     def ended(self) -> None:
         """The log ended (tooling scan; a watched one goes on): what its numbers show only then,
-        and a run killed from outside with nothing written about it but a bare notice."""
+        a run killed from outside with nothing written about it but a bare notice, and a last
+        line at error severity by its log prefix alone."""
         self._found(self.numeric.finish())
         lines = self.tail.decode("utf-8", "replace").split("\n")
         last = len(lines) - 1 - next((n for n, text in enumerate(reversed(lines)) if text.strip()), 0)
-        if unknown.killed_unsaid(lines[-1 - unknown.AFTER_PROGRESS * 4:]) and not matcher().matching(lines[last]):
+        if matcher().matching(lines[last]):
+            return  # a line the recognisers read: drafted, or not, by them
+        why = "a bare notice ends the log after its progress" \
+            if unknown.killed_unsaid(lines[-1 - unknown.AFTER_PROGRESS * 4:]) \
+            else "a line at error severity ends the log" if unknown.ends_on_error(lines[last]) else None
+        if why is not None:
             number = self.line - (len(lines) - 1 - last)  # (self.line: the number of the line after the last break)
             text = clean(lines[last])
-            self._add(number, text, text, Recognition(catalogue().get(UNCLASSIFIED), None,
-                                                      "a bare notice ends the log after its progress", text),
+            self._add(number, text, text, Recognition(catalogue().get(UNCLASSIFIED), None, why, text),
                       (None, None), [], [])

@@ -74,6 +74,11 @@ _ENDED_WELL = re.compile(r"\b(?:done|finish\w*|complete\w*|success\w*|sav(?:e|ed
 _PHASE = re.compile(r"\b(?:[a-z]+ing|start\w*|begin\w*)\b", re.IGNORECASE)
 # a line of metrics: three readings or more ("episode/score 0.1 / train/loss/con 0.04 / fps 39.3")
 _READING = re.compile(r"[A-Za-z_][\w/.-]*['\"]?\s*[:=]?\s*[-+]?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?\b", re.IGNORECASE)
+# glog's and absl's prefix (TensorFlow, JAX, XLA, the TPU runtime, torch's elastic agent) at ERROR
+# (E) or FATAL (F) severity: "E1224 22:35:53.165575   26868 real_program_continuator.cc:1331] ...".
+# The recognisers read the words of a line, not its prefix (matching the prefix anywhere costs the
+# scan a third, see the catalogue's 'Check failed: '); a log's last line is read for it at its end.
+_SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? +[0-9]+ [^ \]]+:[0-9]+\] ")
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
 
 
@@ -122,6 +127,13 @@ def killed_unsaid(lines: list[str]) -> bool:
             or last in written[:-1]):
         return False
     return any(reports_work(line) for line in written[-1 - AFTER_PROGRESS:-1])
+
+
+def ends_on_error(text: str) -> bool:
+    """Whether a log's last line is written at error or fatal severity by glog's prefix (see
+    _SEVERE): whatever its words, the log ends on an error (a line that only says it will retry
+    does not: it was cut while it waited)."""
+    return _SEVERE.search(text) is not None and not retries(text)
 
 
 def retries(text: str) -> bool:
