@@ -13,6 +13,7 @@ from typing import Iterable
 
 from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, cuda_named, errno_of_message, identifying
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.signals import signal_named
 from tooling.catalogue.hangul import nfc
 from tooling.catalogue.literals import any_of
 from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
@@ -96,6 +97,9 @@ class Recogniser:
         for number, name in cuda_named(text):  # a CUDA error written by its number: as by its name
             for index in (i for i in self.lines.matching(name) if i < known):
                 fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"CUDA error {number} ({name})"))
+        for number, name in signal_named(text):  # a signal by its number and description: as by its name
+            for index in (i for i in self.lines.matching(name) if i < known):
+                fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"signal {number} ({name})"))
         if not fits:
             return Recognition(None, text=text, identified=found, routine=routine)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))

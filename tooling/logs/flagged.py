@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED
+from tooling.catalogue.signals import SIGNAL_NAMED
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
@@ -45,7 +46,8 @@ def matcher() -> Matcher:
     """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
     automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
-    return Matcher([*patterns, *CARRIERS, CUDA_NUMBERED, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS, unknown.STOPS])
+    return Matcher([*patterns, *CARRIERS, CUDA_NUMBERED, SIGNAL_NAMED, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS,
+                    unknown.STOPS])
 
 
 @lru_cache(maxsize=4096)
