@@ -120,3 +120,12 @@ def test_a_progress_bar_whose_clock_shows_an_interval_far_slower_is_a_throughput
     assert drafted(tmp_path, paused) == []
     absurd = [bar_line("run", 5250, "3:39:46", "2.50s/it"), bar_line("run", 5384, "3:41:53", "2566.52it/s")]
     assert drafted(tmp_path, absurd) == []  # a rate printed after a pause: the clock says 0.95 s an item
+
+
+def test_the_sampler_stops_at_the_first_line_to_read_whatever_pattern_finds_it() -> None:
+    from tooling.catalogue.engine import Matcher
+
+    text = b"warming up\nbar 1/9 [00:01<00:08, 1.00s/it]\nstep 2 | loss 2.5\n"
+    matcher = Matcher(["never written here", r"[0-9]+/[0-9]+ \[", r"step [0-9]+ \|"], first_only=True)
+    assert matcher.first(text) == (1, text.index(b"[") + 1)  # the earliest end, the pattern that never matches aside
+    assert matcher.first(b"nothing to read\n") is None

@@ -57,6 +57,31 @@ class Matcher:
         with memoryview(data) as view, view[:length] as part:
             return [end for _, end in self._scan(part)]  # type: ignore[arg-type]
 
+    def first(self, data: bytes) -> tuple[int, int] | None:
+        """(pattern index, end offset) of the match that ends first, the scan stopped there: with
+        several patterns, one that never matches would otherwise have the whole text scanned."""
+        if hyperscan is None or not self.patterns:
+            return min(self.scan(data), key=lambda hit: hit[1], default=None)
+        database, scratch = self._first_database()
+        hits: list[tuple[int, int]] = []
+
+        def stop(index: int, start: int, end: int, flags: int, context: object) -> bool:
+            hits.append((index, end))
+            return True  # Hyperscan reports matches by their end, the first one first: enough
+
+        try:
+            database.scan(data, match_event_handler=stop, scratch=scratch)
+        except hyperscan.ScanTerminated:
+            pass
+        return hits[0] if hits else None
+
+    def _first_database(self) -> tuple["hyperscan.Database", "hyperscan.Scratch"]:
+        if getattr(self, "_first", None) is None:  # (a database of its own: stopping is this scan's alone)
+            flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+            database = _cached_database(self.patterns, flags | hyperscan.HS_FLAG_SINGLEMATCH)
+            self._first = (database, hyperscan.Scratch(database))
+        return self._first
+
     def matching(self, text: str) -> list[int]:
         """Indexes of the patterns that match ``text``, in pattern order."""
         return sorted({index for index, _ in self.scan(text.encode("utf-8", "surrogateescape"))})

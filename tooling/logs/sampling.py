@@ -74,7 +74,7 @@ class Sampler:
                     self.credit, pos = self.credit + step, pos + step
                     continue
                 with view[pos:end] as part:
-                    found = min(sample_matcher().scan(part), key=lambda hit: hit[1], default=None)  # type: ignore[arg-type]
+                    found = sample_matcher().first(part)  # type: ignore[arg-type]
                 if found is None:
                     self._earn(end - pos)
                     break
