@@ -63,7 +63,9 @@ SWEEPS = {
     # sweep 5, first sight: 12 failures, 5 drafted, 5 classified, 2 false drafts, 1 in a healthy log
     "heldout-3": (12, 12, 12, 0, 4, 0),
     # sweep 6, first sight: 16 failures, 12 drafted, 11 classified, 1 false draft, none in a healthy log
-    "heldout-4": (16, 15, 15, 0, 5, 0),
+    "heldout-4": (16, 16, 16, 0, 5, 0),
+    # sweep 7, first sight: 14 failures, 6 drafted, 6 classified, no false draft, none in a healthy log
+    "heldout-5": (14, 12, 12, 0, 6, 0),
 }
 
 
