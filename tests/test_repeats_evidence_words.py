@@ -92,3 +92,19 @@ def test_a_record_naming_an_abort_and_the_timeout_behind_it_is_the_timeout() -> 
     keys = [identify(v).key for v in incident_views(records)]
     assert keys[0] == keys[1] and keys[0][:2] == ("mode", "nccl.collective-timeout")
     assert keys[2][:2] == ("mode", "process.abort")  # an abort and nothing else said: the abort
+
+
+def test_a_consequence_given_its_reason_is_the_reason() -> None:
+    from tooling.catalogue.evidence import stated_cause
+    records = [_incident(1, symptom="infra", layer="unknown", signatures=["job preempted (node failure)"]),
+               _incident(2, symptom="crash", layer="scheduler", title="Runs hit by a node failure are requeued"),
+               _incident(3, symptom="infra", layer="unknown", title="node gpu-1-9 went down"),
+               _incident(4, symptom="crash", layer="scheduler", title="job preempted by a higher-priority job"),
+               _incident(5, symptom="crash", layer="scheduler", signatures=["slurmstepd: error: *** JOB 7 CANCELLED "
+                                                                           "AT 2026-11-05T10:00:00 DUE TO PREEMPTION ***"])]
+    groups = _groups(records)
+    assert ["INC-0001", "INC-0002", "INC-0003"] in groups and ["INC-0004", "INC-0005"] in groups
+    # a parenthesis that lists several things gives no reason, and a reason needs a second failure named
+    assert stated_cause("nodes come up dirty (bad GPU state, missing at rendezvous, hangs)") is None
+    assert stated_cause("the run stopped (node failure)") is None
+    assert stated_cause("preempted due to node failure").id == "node.unresponsive"  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ validate's suggestions (:mod:`tooling.rules.mode_rules`) both start here.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,7 @@ def primary(data: dict[str, Any]) -> Evidence:
     lines = [s for s in map(str, data.get("signatures", [])) if not is_boilerplate(s)]
     found = Evidence(lines, [recognise(s) for s in lines])
     explicit = catalogue().get(str(data.get("failure_mode")))
-    shown = [(m, line) for r, line in zip(found.recognised, lines) if (m := r.mode) is not None]
+    shown = [(m, line) for r, line in zip(found.recognised, lines) if (m := stated_cause(line) or r.mode)]
     if len(shown) > 1:  # progress lines last (a stable sort); one line needs neither the sort nor the test
         shown.sort(key=lambda pair: is_progress(pair[1]))
     causes = [(m, line) for m, line in shown if not (m.downstream or m.generic)]
@@ -89,6 +90,8 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
     but alone of the layer the record was filed under, is still the best reading of it."""
     text = _description(data)
     said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
+    if (stated := stated_cause(text)) is not None:
+        return stated, said, 1
     named = _named(text)
     # "nodes went down with ECC errors": ECC is the failure, the nodes going down its consequence
     causes = [(m, n) for m, n in named if not m.downstream] or named
@@ -106,6 +109,25 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
         if len(tied) == 1:
             return tied[0], said, len(causes)
     return None, said, len(causes)
+
+
+# the reason given for what a text tells: the clause after "due to" and its kin ("preempted due to
+# node failure", "runs hit by a node failure are requeued"), or a parenthesis that holds one clause
+# ("job preempted (node failure)"; not a list: "nodes come up dirty (bad GPU state, hangs)")
+_REASON = re.compile(r"\b(?:due to|because of|caused by|owing to|as a result of|hit by)\b([^().;,\n]{3,80})"
+                     r"|\(([^().;,\n]{3,80})\)", re.IGNORECASE)
+
+
+def stated_cause(text: str) -> FailureMode | None:
+    """The failure a text gives as the reason for another it names: one mode named in the clause
+    after 'due to', 'because of', 'caused by' or inside parentheses, where the whole text names
+    another mode too (a preemption for a node failure is the node failure)."""
+    clauses = ("".join(pair) for pair in _REASON.findall(text))
+    reasons = {m.id: m for clause in clauses if len(found := named_modes(clause)) == 1 for m in found}
+    if len(reasons) != 1:
+        return None
+    (cause,) = reasons.values()
+    return cause if any(m is not cause for m in named_modes(text)) else None
 
 
 def _only_died(mode: FailureMode) -> bool:
