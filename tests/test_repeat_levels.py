@@ -89,6 +89,17 @@ def test_a_hang_filed_outside_the_layers_of_its_modes_pre_flight_is_the_watchdog
         assert found[("INC-0001", "INC-0002", "INC-0003")][2] == "preflight-versions"
 
 
+def test_a_hang_nobody_diagnosed_is_the_watchdogs_whatever_its_layer() -> None:
+    timeout = _incident(1, failure_mode="nccl.collective-timeout", symptom="hang", layer="nccl")
+    records = [timeout, _incident(2, symptom="hang", layer="unknown", title="training hangs after several epochs"),
+               _incident(3, symptom="hang", layer="framework", title="DDP run stuck in epoch 5, GPUs at 100%"),
+               _incident(4, symptom="hang", layer="unknown", title="stuck after saving a checkpoint"),
+               _incident(5, symptom="hang", layer="unknown", title="nodes come up with a bad GPU state, rendezvous fails")]
+    # the save's hang is the save's to handle; a hang whose words name causes is no longer undiagnosed
+    assert _levels(records) == {("INC-0001", "INC-0002", "INC-0003"): (
+        SAME_AUTOMATION, [["INC-0001"], ["INC-0002"], ["INC-0003"]], "collective-hang-watchdog")}
+
+
 def test_the_level_and_the_failures_in_repeats_json(tmp_path: Path) -> None:
     _write(tmp_path, [_incident(n, layer="storage", symptom="checkpoint", failure_mode=mode)
                       for n, mode in ((1, "storage.quota"), (2, "storage.inode-exhaustion"), (3, "storage.quota"))])

@@ -22,7 +22,9 @@ from tooling.analysis.incidents import IncidentView
 from tooling.analysis.repeats import Group
 from tooling.catalogue.automations import Automation, by_id, suggest
 from tooling.catalogue.automations import catalogue as automations
+from tooling.catalogue.evidence import described_mode
 from tooling.catalogue.modes import catalogue
+from tooling.catalogue.phases import named_phase
 from tooling.catalogue.signatures import normalise
 from tooling.messages import N_, Message, message
 from tooling.records.load import no_collection
@@ -31,6 +33,7 @@ from tooling.records.load import no_collection
 SAME_FAILURE, SAME_AUTOMATION = N_("same failure"), N_("same automation")
 LEVELS = (SAME_FAILURE, SAME_AUTOMATION)
 HANDLES = N_("%(count)s failures the same automation would have handled: %(failures)s")
+_CHECKPOINT_PHASES = ("checkpoint-save", "checkpoint-load")
 
 
 @dataclass
@@ -79,7 +82,17 @@ def automation_of(mode: str | None, views: list[IncidentView]) -> Automation:
         layer, symptom = str(views[0].data["layer"]), str(views[0].data["symptom"])
         return handler if _outside(found, layer) and (handler := handler_of(symptom)) else found
     texts = [*(normalise(s) for v in views for s in v.data.get("signatures", [])), *(v.data["title"] for v in views)]
-    return suggest(views[0].data["layer"], views[0].data["symptom"], texts)
+    found = suggest(views[0].data["layer"], views[0].data["symptom"], texts)
+    symptom = str(views[0].data["symptom"])
+    if symptom in found.symptoms or (handler := handler_of(symptom)) is None or not _undiagnosed(views):
+        return found
+    return handler  # a hang nobody diagnosed, whatever layer it was filed under, is the watchdog's
+
+
+def _undiagnosed(views: list[IncidentView]) -> bool:
+    """Whether a failure's records name no failure mode in their words and no checkpoint phase of
+    their own (a hang while saving is the save's to handle): all that is known is the symptom."""
+    return not any(described_mode(v.data)[2] or named_phase(v.data) in _CHECKPOINT_PHASES for v in views)
 
 
 def handler_of(symptom: str) -> Automation | None:

@@ -37,12 +37,18 @@ def _matcher() -> Matcher:
 
 
 def phase_of(data: dict[str, Any], mode: FailureMode) -> str | None:
-    """The one phase an incident's title, keywords, root cause and signatures name, if exactly
-    one and ``mode`` does not say it already (every failed checkpoint save struck while saving)."""
+    """The one phase an incident names, unless ``mode`` says it already (every failed checkpoint
+    save struck while saving)."""
+    phase = named_phase(data)
+    return phase if phase is not None and phase not in _implied(mode.id) else None
+
+
+def named_phase(data: dict[str, Any]) -> str | None:
+    """The one phase an incident's title, keywords, root cause and signatures name, if exactly one."""
     text = " ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
                      str(data.get("root_cause", "")), *map(str, data.get("signatures", []))])
     named = _named(text)
-    return named.pop() if len(named) == 1 and not named & _implied(mode.id) else None
+    return named.pop() if len(named) == 1 else None
 
 
 def _named(text: str) -> set[str]:
