@@ -112,6 +112,15 @@ class RecordNames:
             stamp = (info.st_ino, info.st_mtime_ns)
             self._folders[index] = folder.patched(stamp, inodes, own=True)  # type: ignore[index]
 
+    def followed(self, path: str) -> bool:
+        """Whether every change in the folder at ``path`` is told (a save in place too): never
+        here, where a change is found by the folder's stat
+        (:class:`~tooling.records.followed.FollowedNames` follows its folders)."""
+        return False
+
+    def close(self) -> None:
+        """Stop following the folders: nothing to give back here."""
+
     def highest(self, directory: str, prefix: str) -> int | None:
         """The highest N of the names ``<prefix>N.yaml`` in the folder ``directory`` (relative to
         the root) as last listed; None when it was not listed."""

@@ -146,12 +146,11 @@ class KnownIncidents:
 
     def _followed(self, path: str) -> bool:
         """Whether every change in the folder at ``path`` is told (a save in place too): no sweep."""
-        return isinstance(self.names, FollowedNames) and self.names.followed(path)
+        return self.names.followed(path)
 
     def close(self) -> None:
         """Stop following the folders (the watch ends)."""
-        if isinstance(self.names, FollowedNames):
-            self.names.close()
+        self.names.close()
 
     def _sweep(self) -> list[str]:
         """The next record files in turn: as many as SWEEP a second since the poll before."""
