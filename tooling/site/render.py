@@ -16,7 +16,6 @@ import os
 import posixpath
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from datetime import date
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,8 @@ from markupsafe import Markup
 from tooling.analysis import Analysis
 from tooling.catalogue.automations import by_id
 from tooling.catalogue.examples import examples_of
-from tooling.analysis.feed import Feed
 from tooling.analysis.incidents import FACETS, IncidentView
 from tooling.records.model import Record
-from tooling.site import charts
 from tooling.site.config import SiteConfig
 from tooling.site.escape import link, md_inline
 from tooling.site.fences import fenced
@@ -48,6 +45,7 @@ from tooling.site.source import Sources
 from tooling.site.reference import field_reference
 from tooling.site.response import template_globals as response_globals
 from tooling.site.rerender import Rerender, templates_stamp
+from tooling.site.trend_charts import template_globals as chart_globals
 
 PARALLEL_FROM = 300  # pages; below this a second process costs more than it saves
 TEMPLATES = Path(__file__).parent / "templates"
@@ -127,9 +125,8 @@ class _Helpers:
 def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, sources: Sources,
             t: Edition = ENGLISH) -> dict[str, Any]:
     """The template globals of one edition: ``analysis`` as that edition shows it (see
-    tooling.site.overlays), its words, its charts."""
+    tooling.site.overlays), its words, its charts (tooling.site.trend_charts)."""
     helpers = _Helpers(analysis, history, root, t)
-    layers, between = analysis.trends.layers, _between(analysis)
     return dict(a=analysis, tags=partial(_tags, analysis=analysis), facets=FACETS, tag_groups=_tag_groups,
                 automation_of=lambda m: by_id(m.automation),
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
@@ -138,39 +135,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor, lookup_data=lookup_json,
                 examples_of=examples_of,
                 **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
-                weekly_chart=charts.weekly_stacked(analysis.trends.weeks, analysis.trends.per_week,
-                                                   label=t.gettext("Incidents per week by layer"), t=t),
-                gpu_chart=charts.horizontal_bars([(x.layer, x.gpu_hours) for x in layers],
-                                                 label=t.gettext("GPU-hours lost by layer"), unit=t.gettext("GPU-h"),
-                                                 axis=t.gettext("GPU-hours lost"), between=between, t=t),
-                stack_chart=_stack_chart(analysis, t), steps_chart=partial(_steps_chart, t=t),
-                mttd_chart=charts.horizontal_bars([(x.layer, x.mttd_hours) for x in layers if x.mttd_hours is not None],
-                                                  label=t.gettext("Mean time to detect by layer"), unit=t.gettext("h"),
-                                                  axis=t.gettext("Mean time to detect"), between=between, t=t),
-                mttr_chart=charts.horizontal_bars([(x.layer, x.mttr_hours) for x in layers if x.mttr_hours is not None],
-                                                  label=t.gettext("Mean time to resolve by layer"), unit=t.gettext("h"),
-                                                  axis=t.gettext("Mean time to resolve"), between=between, t=t))
-
-
-def _steps_chart(feed: Feed, *, label: str, axis: str, hours_axis: str, t: Edition = ENGLISH) -> Markup:
-    """A run's steps per hour over the last day; the words come from the template."""
-    return charts.hourly_bars([h.start for h in feed.hours], [h.steps for h in feed.hours],
-                              label=label, axis=axis, hours_axis=hours_axis, t=t)
-
-
-def _between(analysis: Analysis) -> tuple[date, date] | None:
-    """The first and the last day of the incidents the layer charts count (oldest first)."""
-    found = analysis.incidents
-    return (found[0].detected.date(), found[-1].detected.date()) if found else None
-
-
-def _stack_chart(analysis: Analysis, t: Edition) -> Markup:
-    if analysis.stack is None:
-        return Markup("")
-    counts = analysis.trends.facets["layer"]
-    layers = [(entry["layer"], entry["name"], counts.get(entry["layer"], 0)) for entry in analysis.stack.data["layers"]]
-    return charts.stack_diagram(layers, label=t.gettext("The stack cross-section with this team's incidents per layer"),
-                                between=_between(analysis), t=t)
+                **chart_globals(analysis, t))
 
 
 @dataclass(frozen=True)
