@@ -85,7 +85,7 @@ def _said(problems: list[str], exc: Exception, docs_dir: Path) -> str:
 def site_editions(config: Any) -> list[str]:
     """The folder of each edition in the built site: '' for the default language at the root,
     'ko/' for Korean; [''] for a site without mkdocs-static-i18n."""
-    from tooling.site.editions import edition_prefix  # imports mkdocs: only when building
+    from tooling.site.edition_site import edition_prefix  # imports mkdocs: only when building
 
     i18n = config.plugins.get("i18n")
     if i18n is None:

@@ -11,7 +11,7 @@ falls back to English). This plugin adds what it leaves to the site:
   English ``[en]``, Korean ``[ko, en]``, since records and error signatures stay in the
   language they were written in). static-i18n writes one index of both editions, searched with
   one configuration; here it is split after the last build, and the Korean pages ask for
-  theirs (docs/overrides/main.html).
+  theirs (docs/overrides/main.html; tooling.site.edition_site).
 - Templates get ``edition``: its locale, its folder in the site, and, on a page that fell back
   to the default language, the note to show above it (option ``untranslated``;
   docs/overrides/partials/content.html).
@@ -24,13 +24,11 @@ falls back to English). This plugin adds what it leaves to the site:
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 from html import escape
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from mkdocs.config import config_options
 from mkdocs.config.base import Config
@@ -40,13 +38,12 @@ from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import Files
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
-from mkdocs.utils import write_file
 
 from tooling.site import reuse
+from tooling.site.edition_site import INDEX, edition_docs, edition_prefix, home_links, split_index
 from tooling.site.incremental import Incremental
 from tooling.site.kept import search_plugin
 
-INDEX = "search/search_index.json"  # where mkdocs-material writes and reads the index
 # A pymdownx.snippets line naming a markdown file: --8<-- "generated/paged.md"
 # the toc extension's permalink on a heading: <a class="headerlink" href="#x" title="Permanent link">
 _PERMALINK = re.compile(r'(<a class="headerlink" href="[^"]*" )title="Permanent link"')
@@ -138,7 +135,7 @@ class Editions(BasePlugin[EditionsConfig]):
         translations, and at an edition's home with an absolute link ('/ko/', which would miss a
         site published under a path, such as a mike version): those become relative too."""
         i18n = _i18n(config)
-        homes = _home_links(i18n, config)
+        homes = home_links(i18n, config)
         # an attribute, not the item: static-i18n sets it so, and templates read it first
         for alternate in getattr(config.extra, "alternate", None) or []:
             home = homes.get(alternate.get("lang"))
@@ -154,7 +151,7 @@ class Editions(BasePlugin[EditionsConfig]):
         """The 404 page is no translation of another: its language menu leads to each edition's
         home (static-i18n leaves it the links of whichever page was built last)."""
         if template_name == "404.html":
-            homes = _home_links(_i18n(config), config)
+            homes = home_links(_i18n(config), config)
             for alternate in getattr(config.extra, "alternate", None) or []:
                 if alternate.get("lang") in homes:
                     alternate["link"] = homes[alternate["lang"]][0]
@@ -202,49 +199,12 @@ def _i18n(config: MkDocsConfig) -> Any:
     return plugin
 
 
-def _home_links(i18n: Any, config: MkDocsConfig) -> dict[str, tuple[str, str]]:
-    """{locale: (the absolute link static-i18n gives the edition's home, the same relative to
-    the site root)}."""
-    base = urlsplit(config.site_url).path.rstrip("/") if config.site_url else ""
-    return {lang.locale: (lang.fixed_link or f"{base}{lang.link}", edition_prefix(lang.locale, i18n.default_language) or "./")
-            for lang in i18n.config.languages}
-
-
 def _localized(match: re.Match[str], docs: Path, locale: str, default: str) -> str:
     """The snippet line for this edition: P.<locale>.md where it exists, else P.md."""
     path = match["path"]
     if locale != default and (docs / f"{path}.{locale}.md").is_file():
         return f'{match["lead"]}"{path}.{locale}.md"'
     return f'{match["lead"]}"{path}.md"'
-
-
-def edition_prefix(locale: str, default: str) -> str:
-    """Where an edition lives in the site: '' for the default language, 'ko/' for Korean."""
-    return "" if locale == default else f"{locale}/"
-
-
-def split_index(site: Path, *, locale: str, default: str, editions: list[str], lang: list[str] | None) -> None:
-    """Write this edition's own index (``site/<prefix>search/search_index.json``) from the one
-    mkdocs-material last wrote at the root: the entries of this edition's pages, searched in
-    ``lang``. Locations stay relative to the site root, as the theme resolves them."""
-    shared = site / INDEX
-    if not shared.is_file():  # search is switched off
-        return
-    index = json.loads(shared.read_text(encoding="utf-8"))
-    docs = edition_docs(index["docs"], locale=locale, default=default, editions=editions)
-    config = {**index["config"], **({"lang": lang} if lang else {})}
-    write_file(json.dumps({"config": config, "docs": docs}, separators=(",", ":")).encode("utf-8"),
-               str(site / edition_prefix(locale, default) / INDEX))
-
-
-def edition_docs(docs: list[dict[str, Any]], *, locale: str, default: str, editions: list[str]) -> list[dict[str, Any]]:
-    """The search entries of one edition's pages: under its folder, or, for the default edition
-    at the root, under no other edition's."""
-    prefix = edition_prefix(locale, default)
-    if prefix:
-        return [d for d in docs if d["location"].startswith(prefix)]
-    others = tuple(edition_prefix(e, default) for e in editions if e not in (locale, default))
-    return [d for d in docs if not d["location"].startswith(others)]
 
 
 def _quiet_dirty(record: logging.LogRecord) -> bool:
