@@ -9,7 +9,7 @@ includes it. Here each page's state after a build (markdown, meta, HTML, content
 search entries) is kept and given back to the pages a build skips, so that whatever is made
 from all pages is made as a full build makes it. A page is made again when:
 
-- its source or a snippet it includes (``--8<--``) changed since it was read;
+- its source or a snippet it includes (``--8<--``) changed since it was read (tooling.site.staleness);
 - the navigation changed (a page added, removed or renamed in it), or mkdocs.yml or the theme's
   overrides changed, or a rebuilt page's title or a field the navigation shows changed: every
   page then, since every page carries the navigation;
@@ -23,25 +23,19 @@ from __future__ import annotations
 import gc
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
 import jinja2.bccache
 from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 
 from tooling.site.kept import (TAGS_PLUGINS, PageState, Stamp, chrome, export_tags, keep, populate, restore,
                                search_plugin, stamp, tags_of, tags_plugin, tell_tags)
-
-# A line including a snippet: --8<-- "generated/paged.md" (a line range may follow the name).
-_SNIPPET = re.compile(r"^[ \t]*-+8<-+[ \t]+([\"'])(?P<path>[^\"'\n]+)\1", re.M)
-_SNIPPET_BLOCK = re.compile(r"^[ \t]*-+8<-+[ \t]*$", re.M)  # a block of names: not followed, always rebuilt
-_LISTING = re.compile(r"<!--\s*?material/tags", re.I)
-
+from tooling.site.staleness import changed, config_stamp, nav_signature, read_from
 
 @dataclass
 class Edition:
@@ -117,16 +111,16 @@ class Incremental:
         # a plugin whose state of every page this cannot give back: every page made, every time
         unknown = ((TAGS_PLUGINS & set(config.plugins) and tags_plugin(config) is None)
                    or ({"search", "material/search"} & set(config.plugins) and search_plugin(config) is None))
-        full = (edition is None or bool(unknown) or edition.config != _config_stamp(config)
+        full = (edition is None or bool(unknown) or edition.config != config_stamp(config)
                 or list(edition.pages) != uris)
-        modified = set(uris) if full else {f.src_uri for f in pages if _changed(f, edition.pages[f.src_uri])}
+        modified = set(uris) if full else {f.src_uri for f in pages if changed(f, edition.pages[f.src_uri])}
         self.rounds[locale] = Round(edition, files, uris, modified, full)
         for file in pages:
             file.is_modified = (lambda uri=file.src_uri, made=modified: uri in made)  # type: ignore[method-assign]
 
     def nav(self, nav: Navigation, locale: str) -> None:
         now = self.rounds[locale]
-        now.nav = _signature(nav)
+        now.nav = nav_signature(nav)
         if now.edition is None or now.edition.nav != now.nav:
             now.full = True
             now.modified.update(now.uris)
@@ -138,11 +132,7 @@ class Incremental:
     def read(self, page: Page, markdown: str, locale: str, bases: list[str]) -> None:
         """Once the snippets' names are final: the files the page includes, stamped."""
         now = self.rounds[locale]
-        source = now.read[page.file.src_uri][0]
-        names = [m["path"] for m in _SNIPPET.finditer(markdown)]
-        included = stamp(os.path.join(base, _without_lines(name)) for name in names for base in bases)
-        listing = markdown if _LISTING.search(markdown) else None
-        now.read[page.file.src_uri] = (source, included, bool(_SNIPPET_BLOCK.search(markdown)), listing)
+        now.read[page.file.src_uri] = (now.read[page.file.src_uri][0], *read_from(markdown, bases))
 
     def built(self, page: Page, locale: str) -> None:
         self.rounds[locale].built.add(page.file.src_uri)
@@ -197,7 +187,7 @@ class Incremental:
                 pages[uri].search = ",".join(entries.get(page.url, []))
         for uri in set(old) - set(pages):
             _remove(old[uri].dest)
-        self.editions[(config.site_dir, locale)] = Edition(_config_stamp(config), now.nav, pages)
+        self.editions[(config.site_dir, locale)] = Edition(config_stamp(config), now.nav, pages)
         if search is not None:
             _write(index, '{"config":' + json.dumps(search, separators=(",", ":")) + ',"docs":['
                    + ",".join(s.search for s in pages.values() if s.search) + "]}")
@@ -208,34 +198,6 @@ class Incremental:
             # fifth of one at 1,000 incidents). Frozen, it goes through what builds make anew.
             gc.collect()
             gc.freeze()
-
-
-def _changed(file: File, state: PageState) -> bool:
-    return (state.volatile or stamp([file.abs_src_path]) != state.source
-            or stamp(p for p, *_ in state.snippets) != state.snippets)
-
-
-def _without_lines(name: str) -> str:
-    """A snippet's file: "notes.md:3:9" includes lines 3 to 9 of notes.md."""
-    return re.sub(r":-?\d.*$", "", name)
-
-
-def _config_stamp(config: MkDocsConfig) -> Stamp:
-    """mkdocs.yml and the theme's overrides: a change to either changes every page."""
-    paths = [config.config_file_path] if config.config_file_path else []
-    custom = config.theme.custom_dir
-    if custom and os.path.isdir(custom):
-        paths += sorted(os.path.join(d, name) for d, _, names in os.walk(custom) for name in names)
-    return stamp(paths)
-
-
-def _signature(nav: Navigation) -> str:
-    """The navigation as every page shows it: kinds, titles given in it, links, in order."""
-    def item(entry: Any) -> Any:
-        title = vars(entry).get("title") if isinstance(entry, Page) else entry.title
-        children = [item(child) for child in entry.children or []]
-        return type(entry).__name__, title, getattr(entry, "url", None), children
-    return repr([item(entry) for entry in nav.items])
 
 
 def _remove(path: str) -> None:
