@@ -1,7 +1,8 @@
 """The codes a log line carries, whatever its format: what tells one failure from another.
 
 Xid numbers (``NVRM: Xid (PCI:0000:ca:00): 79, ...`` or ``Xid 79``), errno (``[Errno 28]``,
-``errno=122``, ``ENOSPC`` or its message ``No space left on device``), exit statuses
+``errno=122``, ``ENOSPC`` or its message ``No space left on device``:
+:mod:`tooling.catalogue.errnos`), exit statuses
 (``exitcode: -9`` is the same as ``exit code 137``: killed by signal 9), signals, CUDA error
 names (``cudaErrorIllegalAddress``, ``CUDA error: an illegal memory access was encountered``,
 ``CUBLAS_STATUS_EXECUTION_FAILED``, or the runtime's number: ``THCudaCheck FAIL ... error=2``), NCCL error names (``ncclRemoteError``) and the Python
@@ -10,14 +11,12 @@ exception with the first words of its message.
 from __future__ import annotations
 
 import errno as errno_module
-import os
 import re
 import signal as signal_module
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
-from tooling.catalogue.engine import Matcher
+from tooling.catalogue.errnos import errnos
 from tooling.catalogue.signatures import normalise, without_prefix
 
 # the driver also names an Xid when it recovers its channels from it, without the word "Xid":
@@ -25,10 +24,6 @@ from tooling.catalogue.signatures import normalise, without_prefix
 _XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b"
                   r"|\bRC all channels for critical error\s+([0-9]{1,4})\b", re.IGNORECASE)
 _XID_MARKS = ("xid", "critical error")
-# errno names (ENOSPC) are upper case: matching them case-sensitively skips every word that
-# merely starts with an "e" ("error", "eval"), which was most of this pattern's cost
-_ERRNO = re.compile(r"\[errno\s*([0-9]{1,4})\]|\berrno\s*[:=]?\s*([0-9]{1,4})\b|(?-i:\b(E[A-Z]{2,12})\b)", re.IGNORECASE)
-ERRNO_NAME = re.compile(r"\bE[A-Z]{2}")  # where an errno name (ENOSPC) may be: most prose has none
 # DeepSpeed's launcher: "... exits with return code = -9"; a person: "the job exited with error 137"
 _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitcode\s*[:=]?\s*(-?[0-9]{1,3})\b"
                    r"|\bExitCode=([0-9]{1,3})\b"
@@ -90,25 +85,6 @@ _SOURCE = re.compile(r"[\w./-]+\.(?:c|cc|cpp|cu|cuh|h|hpp|py)\b(?::[#\d]+)?")  #
 _TOKEN = re.compile(r"[a-z][a-z0-9_]*|[0-9]+")
 _LEADING_EXCEPTIONS = re.compile(r"^\s*(?:(?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception):\s*)+")
 
-_BY_NAME = {name: number for number, name in errno_module.errorcode.items()}
-# the C library's message for each errno, as Python prints it: "No space left on device" -> 28
-_BY_MESSAGE = {os.strerror(n).lower(): n for n in errno_module.errorcode if os.strerror(n)
-               and not os.strerror(n).startswith("Unknown error")}
-_MESSAGE_LIST = sorted(_BY_MESSAGE)
-
-
-ERRNO_MESSAGES = [re.escape(m) for m in _MESSAGE_LIST]  # as patterns: recognising scans them with its own
-
-
-def errno_of_message(index: int) -> int:
-    """The errno whose message is ``ERRNO_MESSAGES[index]``."""
-    return _BY_MESSAGE[_MESSAGE_LIST[index]]
-
-
-@lru_cache(maxsize=1)
-def _messages() -> Matcher:
-    """Every errno message at once: one automaton instead of a 130-way regex alternation."""
-    return Matcher(ERRNO_MESSAGES, first_only=True)
 _SIGNALS = {s.name: int(s) for s in signal_module.Signals}
 
 
@@ -144,22 +120,6 @@ class Codes:
 
 def _unique(values: list) -> tuple:  # type: ignore[type-arg]
     return tuple(dict.fromkeys(v for v in values if v is not None and v != ""))
-
-
-def _errnos(text: str, lower: str, *, messages: bool = True) -> list[int]:
-    found = []
-    # most lines quote no errno: two substring tests spare them the expression's scan
-    written = "errno" in lower or ("E" in text and ERRNO_NAME.search(text) is not None)
-    for match in _ERRNO.finditer(text) if written else ():
-        number = match.group(1) or match.group(2)
-        name = match.group(3)
-        if number:
-            found.append(int(number))
-        elif name and name.upper() in _BY_NAME and name.isupper():
-            found.append(_BY_NAME[name.upper()])
-    if messages:
-        found += [errno_of_message(i) for i in _messages().matching(text)]
-    return found
 
 
 def _exits(text: str) -> list[int]:
@@ -221,7 +181,7 @@ def identifying(text: str, *, messages: bool = True) -> dict[str, tuple[int, ...
     only codes written as codes (``[Errno 28]``, ``ENOSPC``), not an errno's message."""
     lower = text.lower()
     return {"xid": _when(_XID_MARKS, lower, lambda: [int(m.group(1) or m.group(2)) for m in _XID.finditer(text)]),
-            "errno": _unique(_errnos(text, lower, messages=messages)),
+            "errno": _unique(errnos(text, lower, messages=messages)),
             "exit": _when(("exit",), lower, lambda: _exits(text))}
 
 

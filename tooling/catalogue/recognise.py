@@ -11,7 +11,8 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from tooling.catalogue.codes import ERRNO_MESSAGES, ERRNO_NAME, Codes, codes, cuda_named, errno_of_message, identifying
+from tooling.catalogue.codes import Codes, codes, cuda_named, identifying
+from tooling.catalogue.errnos import ERRNO_MESSAGES, ERRNO_NAME, errno_of_message
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.signals import signal_named
 from tooling.catalogue.hangul import nfc

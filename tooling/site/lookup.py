@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from tooling.catalogue import codes as code_patterns
 from tooling.catalogue import recognise
+from tooling.catalogue.errnos import ERRNO
 from tooling.catalogue.modes import Catalogue, catalogue
 
 # Python syntax JavaScript lacks or reads otherwise: named groups, look-around, inline flags,
@@ -70,10 +71,10 @@ def lookup_data(modes: Catalogue | None = None) -> dict[str, Any]:
         "modes": [{"id": m.id, "generic": m.generic, "recognisers": _matchers(m.recognisers),
                    "keywords": _matchers(m.keywords)} for m in modes.modes],
         "owned": owned,
-        # the expressions that read codes (tooling.catalogue.codes), all case-insensitive
+        # the expressions that read codes (tooling.catalogue.codes, .errnos), all case-insensitive
         "xid": code_patterns._XID.pattern,
         "exit": code_patterns._EXIT.pattern,
-        "errno": code_patterns._ERRNO.pattern.split("|(?-i:")[0],  # its numbers; the names below
+        "errno": ERRNO.pattern.split("|(?-i:")[0],  # its numbers; the names below
         # errno names are matched case-sensitively (ENOSPC, not "enospc"), messages as words
         "errnoNames": {name: n for n, name in errno_module.errorcode.items() if n in errnos},
         "errnoMessages": {os.strerror(n).lower(): n for n in sorted(errnos)},
