@@ -15,6 +15,7 @@ from pathlib import Path
 from support import tooling
 from test_watch import NOW, append, at, incident, summary, wait_for, watch, xid
 from tooling.records.load import load_file
+from tooling.watch.counted import Counted, advanced, covered
 
 UPTIME = 812345.678934  # of xid(0); xid(k) is 120 s later each
 
@@ -105,6 +106,19 @@ def test_a_watch_waits_for_the_incidents_lock_and_a_killed_holder_frees_it(repo:
         holder.wait()
     assert (waiting.returncode, err) == (0, b"")
     assert out.decode().startswith("created incidents/INC-0003.yaml: GPU fell off the bus (Xid 79)")
+
+
+def test_what_another_watch_counted_is_told_by_where_each_occurrence_starts() -> None:
+    """By kind of start (a time, seconds since boot, a line); the starts of more occurrences than
+    are kept come before the first kept; a watch's own marks are not another's."""
+    lines = Counted(300, tuple(("line", n) for n in range(45, 301)))  # lines 1 to 300, the latest 256 kept
+    assert [lines.covered(m) for m in ([], [{"line": 100}], [{"line": 300}], [{"at": 1e12}])] == [0, 100, 300, 0]
+    mixed = Counted(3, (("uptime", 5.0), ("at", 10.0), ("line", 7)))
+    assert mixed.covered([{"at": 10.0}, {"uptime": 4.0, "line": 9}]) == 2
+    marks = {"aaaaaaaaaaaaaaaa": {"/l": {"line": 300}}, "bbbbbbbbbbbbbbbb": {"/l": {"line": 50}}}
+    assert covered({"/l": lines}, marks, "aaaaaaaaaaaaaaaa") == 50
+    assert advanced({"/l": {"line": 400.0}, "/m": {"at": 1.0}}, {"/l": mixed}) == {
+        "/l": {"line": 400.0, "uptime": 5.0, "at": 10.0}, "/m": {"at": 1.0}}
 
 
 # holds the lock a watch files under, as a writer that is killed while filing would

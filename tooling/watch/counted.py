@@ -8,7 +8,9 @@ time (the same for every reader, however far back each began or whatever rotatio
 its line number. An occurrence that starts at or before another watch's mark of the same kind in the
 same log was counted by that watch, and is not counted again. A watch's own marks are not looked at:
 it reads each line once (a poll filed twice after a SIGKILL is told by ``watch_polls``), so a log
-whose clock was set back counts on as before for a single watch.
+whose clock was set back counts on as before for a single watch. Between two watches, occurrences
+written after a log's clock went back (a reboot starts dmesg's uptime again) are taken as counted
+until its clock passes the marks again: marks are the latest starts, not a list of every one.
 """
 from __future__ import annotations
 
