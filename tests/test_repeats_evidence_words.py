@@ -108,3 +108,7 @@ def test_a_consequence_given_its_reason_is_the_reason() -> None:
     assert stated_cause("nodes come up dirty (bad GPU state, missing at rendezvous, hangs)") is None
     assert stated_cause("the run stopped (node failure)") is None
     assert stated_cause("preempted due to node failure").id == "node.unresponsive"  # type: ignore[union-attr]
+    # a clause ends with its field (a title, one keyword): the next field is not part of the reason
+    title, keyword = "jobs preempted due to node failure", "mails about preempted jobs"
+    assert stated_cause(f"{title} {keyword}") is None
+    assert stated_cause(title, keyword).id == "node.unresponsive"  # type: ignore[union-attr]

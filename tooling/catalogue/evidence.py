@@ -90,7 +90,7 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
     but alone of the layer the record was filed under, is still the best reading of it."""
     text = _description(data)
     said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
-    if (stated := stated_cause(text)) is not None:
+    if (stated := stated_cause(*_fields(data))) is not None:
         return stated, said, 1
     named = _named(text)
     # "nodes went down with ECC errors": ECC is the failure, the nodes going down its consequence
@@ -118,16 +118,17 @@ _REASON = re.compile(r"\b(?:due to|because of|caused by|owing to|as a result of|
                      r"|\(([^().;,\n]{3,80})\)", re.IGNORECASE)
 
 
-def stated_cause(text: str) -> FailureMode | None:
-    """The failure a text gives as the reason for another it names: one mode named in the clause
-    after 'due to', 'because of', 'caused by' or inside parentheses, where the whole text names
-    another mode too (a preemption for a node failure is the node failure)."""
-    clauses = ("".join(pair) for pair in _REASON.findall(text))
+def stated_cause(*texts: str) -> FailureMode | None:
+    """The failure texts give as the reason for another they name: one mode named in the clause
+    after 'due to', 'because of', 'caused by' or inside parentheses, where the texts name another
+    mode too (a preemption for a node failure is the node failure). Each text is read on its own:
+    a clause ends with its text (a title, one keyword)."""
+    clauses = ("".join(pair) for text in texts for pair in _REASON.findall(text))
     reasons = {m.id: m for clause in clauses if len(found := named_modes(clause)) == 1 for m in found}
     if len(reasons) != 1:
         return None
     (cause,) = reasons.values()
-    return cause if any(m is not cause for m in named_modes(text)) else None
+    return cause if any(m is not cause for m in named_modes(" ".join(texts))) else None
 
 
 def _only_died(mode: FailureMode) -> bool:
@@ -135,9 +136,12 @@ def _only_died(mode: FailureMode) -> bool:
 
 
 def _description(data: dict[str, Any]) -> str:
+    return " ".join(_fields(data))
+
+
+def _fields(data: dict[str, Any]) -> list[str]:
     # the notes are left out: they weigh hypotheses ("IOMMU settings did not help")
-    return " ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
-                    str(data.get("root_cause", ""))])
+    return [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", ""))]
 
 
 def named_modes(text: str) -> list[FailureMode]:
