@@ -238,6 +238,7 @@ def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
     ("the hang went away with NCCL_P2P_DISABLE=1", "host.pcie-p2p-blocked"),
     ("disabling p2p fixed the deadlock", "host.pcie-p2p-blocked"),
     ("the barrier timed out while rank 0 tokenized", "nccl.collective-timeout"),
+    ("multi-GPU training times out in NCCL at the end of an epoch", "nccl.collective-timeout"),
     ("leaked shared_memory objects after a killed run", "host.stale-shared-memory"),  # Python's module name
     ("shared_memory could not be created", "host.shared-memory"),
 ])
