@@ -129,3 +129,12 @@ def test_the_sampler_stops_at_the_first_line_to_read_whatever_pattern_finds_it()
     matcher = Matcher(["never written here", r"[0-9]+/[0-9]+ \[", r"step [0-9]+ \|"], first_only=True)
     assert matcher.first(text) == (1, text.index(b"[") + 1)  # the earliest end, the pattern that never matches aside
     assert matcher.first(b"nothing to read\n") is None
+
+
+def test_a_running_sum_printed_as_it_grows_is_no_climb(tmp_path: Path) -> None:
+    rnd = random.Random(11)
+    total, lines = 0.0, []
+    for batch in range(1, 14):
+        total += 230.0 * (1 + rnd.uniform(-0.05, 0.05))
+        lines.append(f"[epoch 1, batch {batch * 100:5d}] loss: {total:.3f}")
+    assert drafted(tmp_path, lines) == []

@@ -10,7 +10,7 @@ lines show all the same, judged against the run's own earlier values, never a fi
   but orders of magnitude (training.divergence);
 - :class:`Climb`: a loss that rose on :data:`CLIMB_LINES` readings in a row, by :data:`CLIMB`
   overall: the smoothed losses frameworks print fall or wander, they do not climb line after line
-  (training.divergence);
+  (training.divergence); not a running sum printed as it grows, which adds the same each line;
 - :class:`Stuck`: a loss held at a classifier's chance level, ln k for k classes (a model that
   predicts the uniform distribution, ln 2 = 0.6931, ln 4 = 1.3863) over :data:`CHANCE_LINES`
   readings; or moving, yet held within :data:`TIGHT` of its median over :data:`TIGHT_LINES`
@@ -69,6 +69,13 @@ class Climb:
         self.last: float | None = None
         self.rises = 0
         self.fired = False
+        self.steps: list[float] = []  # the latest rises
+
+    def _summed(self, first: float) -> bool:
+        """Whether the readings are a running sum, not a loss: each adds about as much as the first
+        reading was (``loss: 230.5``, ``461.2``, ``690.8``: an epoch's total printed as it grows)."""
+        usual = median(self.steps)
+        return abs(usual - first) <= 0.25 * first and max(self.steps) - min(self.steps) <= 0.5 * usual
 
     def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
         value, last = reading.value, self.last
@@ -77,11 +84,13 @@ class Climb:
             self.start, self.rises = None, 0
             return None
         if last is None or not value > last or self.start is None:
-            self.start, self.rises, self.fired = (point, value), 0, False
+            self.start, self.rises, self.fired, self.steps = (point, value), 0, False, []
             return None
         self.rises += 1
+        self.steps.append(value - last)
+        del self.steps[:-CLIMB_LINES]
         start, first = self.start
-        if self.fired or self.rises < CLIMB_LINES or first <= 0 or value < CLIMB * first:
+        if self.fired or self.rises < CLIMB_LINES or first <= 0 or value < CLIMB * first or self._summed(first):
             return None
         self.fired = True
         text = (f"{reading.key} rose on {self.rises} readings in a row, from {g(first)} at {start.place()} to "
