@@ -89,6 +89,17 @@ def test_a_hang_filed_outside_the_layers_of_its_modes_pre_flight_is_the_watchdog
         assert found[("INC-0001", "INC-0002", "INC-0003")][2] == "preflight-versions"
 
 
+def test_a_hang_read_as_the_abort_that_ended_it_is_the_watchdogs() -> None:
+    timeout = _incident(1, failure_mode="nccl.collective-timeout", symptom="hang", layer="nccl")
+    abort = {"failure_mode": "process.abort", "layer": "unknown", "signatures": ["Aborted (core dumped)"]}
+    hung = [timeout, _incident(2, symptom="hang", **abort)]
+    assert _levels(hung) == {("INC-0001", "INC-0002"): (
+        SAME_AUTOMATION, [["INC-0001"], ["INC-0002"]], "collective-hang-watchdog")}
+    # aborts with no symptom a handler reacts to: a person's, their own failure
+    crashed = [timeout, _incident(2, symptom="crash", **abort), _incident(3, symptom="crash", **abort)]
+    assert _levels(crashed) == {("INC-0002", "INC-0003"): (SAME_FAILURE, [["INC-0002", "INC-0003"]], "runbook-first")}
+
+
 def test_a_hang_nobody_diagnosed_is_the_watchdogs_whatever_its_layer() -> None:
     timeout = _incident(1, failure_mode="nccl.collective-timeout", symptom="hang", layer="nccl")
     records = [timeout, _incident(2, symptom="hang", layer="unknown", title="training hangs after several epochs"),

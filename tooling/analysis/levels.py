@@ -76,11 +76,14 @@ def automation_of(mode: str | None, views: list[IncidentView]) -> Automation:
     """The automation the failure mode calls for; the catalogue's conditions when no mode is known.
     A pre-flight check covers only the failures filed under its own layers: a hang filed under
     another layer or none (a host's PCIe setting, for the version pre-flight) is the hang's
-    handler's, since the pre-flight refuses a start and handles no hang once a job runs."""
+    handler's, since the pre-flight refuses a start and handles no hang once a job runs. A
+    consequence that only a person handles (the process aborted) gives way to its symptom's
+    handler too: the abort says nothing of the hang before it, which the watchdog reacts to."""
     known = catalogue().get(mode) if mode else None
     if known is not None and (found := by_id(known.automation)) is not None:
         layer, symptom = str(views[0].data["layer"]), str(views[0].data["symptom"])
-        return handler if _outside(found, layer) and (handler := handler_of(symptom)) else found
+        gives_way = _outside(found, layer) or (known.downstream and found.implementation is None)
+        return handler if gives_way and (handler := handler_of(symptom)) else found
     texts = [*(normalise(s) for v in views for s in v.data.get("signatures", [])), *(v.data["title"] for v in views)]
     found = suggest(views[0].data["layer"], views[0].data["symptom"], texts)
     symptom = str(views[0].data["symptom"])
