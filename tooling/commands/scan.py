@@ -82,7 +82,7 @@ def report(result: ScanResult) -> list[str]:
 
 def scan_command(*, root: Path, now: datetime, logs: list[Path], write: bool, run: str | None,
                  cluster: str | None, as_json: bool) -> int:
-    from tooling.logs.drafts import MAX_DRAFTS
+    from tooling.logs.draft_book import MAX_DRAFTS
     from tooling.logs.scan import scan_logs
     from tooling.writers.filing import file_all, values_for
 

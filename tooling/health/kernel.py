@@ -57,7 +57,7 @@ def drafts(lines: list[str], *, name: str, now: datetime) -> list[Draft]:
         return []
     # the scan's machinery (the catalogue's automaton) loaded only when there are lines to read
     from tooling.logs.chunks import Chunks
-    from tooling.logs.drafts import DraftBook
+    from tooling.logs.draft_book import DraftBook
     from tooling.logs.scan import Scanner
 
     book = DraftBook()

@@ -4,31 +4,29 @@ A distinct failure is a failure mode with its distinguishing codes (see
 :attr:`~tooling.catalogue.recognise.Recognition.distinguishing`; the words of a line, which tell
 incidents apart, do not split a scan's lines: see :func:`failure`): two NCCL timeouts on two ranks
 are one failure, two different CUDA errors are two. Lines that are only the aftermath of another
-failure (:mod:`tooling.logs.aftermath`) are counted, not drafted.
+failure (:mod:`tooling.logs.aftermath`) are counted, not drafted. The drafts of one scan, and what
+a log that goes on remembers of them, are :mod:`tooling.logs.draft_book`.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from tooling.catalogue.modes import FailureMode
 from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import normalise
-from tooling.logs.aftermath import WINDOW, Aftermath
 from tooling.logs.context import When
 from tooling.logs.unknown import CUT
 
 MAX_SIGNATURES = 5  # distinct lines kept per draft; more only repeat the story
 MAX_CODES, MAX_NAMES = 20, 1000  # codes, and nodes or ranks, kept per draft
 MAX_EVIDENCE = 20  # lines of evidence kept per draft: the numbers of its first few findings
-MAX_DRAFTS = 500  # distinct failures per scan; a log with more is noise, not incidents
 # Lines of one failure written closer together than this, by the log's own clock, are one
 # occurrence of it (a watchdog timeout writes three lines, every rank writes its own); lines
 # without a time are one occurrence each. tooling watch counts an incident's occurrences so, each
-# failure's latest moment remembered from one poll to the next (DraftBook.seen): the count is the
-# log's, not the polls'.
+# failure's latest moment remembered from one poll to the next (tooling.logs.draft_book.DraftBook.seen):
+# the count is the log's, not the polls'.
 OCCURRENCE_GAP = 60.0  # seconds
 # Where a draft's latest occurrences start, kept: what another reader of the log counted already
 # is told by them (tooling.watch.counted); the latest are those two readers' polls share.
@@ -96,10 +94,22 @@ class Draft:
     last_at: datetime | None = None  # of the latest hit
     occurrences: int = 0  # see OCCURRENCE_GAP
     _moment: Moment | None = field(default=None, repr=False)  # of the latest hit
-    frozen: bool = False  # its signatures are those it was filed with (see Seen)
+    frozen: bool = False  # its signatures are those it was filed with (see tooling.logs.draft_book.Seen)
     cut: bool = False  # the log ends inside its traceback (tooling.logs.unknown.CUT)
     evidence: list[str] = field(default_factory=list)  # of its hits, MAX_EVIDENCE at most
     starts: deque[Start] = field(default_factory=lambda: deque(maxlen=MAX_STARTS))  # of its latest occurrences
+
+    @classmethod
+    def going_on(cls, mode: FailureMode, codes: tuple[str, ...], signatures: tuple[str, ...],
+                 forms: tuple[str, ...], moment: Moment | None) -> Draft:
+        """The draft of a failure an earlier take of a log that goes on saw: the signatures it was
+        first drafted with (frozen), and ``moment``, when its latest line was written."""
+        return cls(mode, codes, list(signatures), list(forms), _moment=moment, frozen=True)
+
+    @property
+    def moment(self) -> Moment | None:
+        """When its latest line was written, by the log's clock (see OCCURRENCE_GAP)."""
+        return self._moment
 
     def add(self, hit: Hit) -> None:
         """One more line of this failure; ``occurrences`` grows when it is not within
@@ -169,91 +179,3 @@ def _moment(hit: Hit) -> Moment | None:
 def _earlier(hit: Hit, than: Hit) -> bool:
     mine, theirs = (h.when.at if h.when else None for h in (hit, than))
     return mine is not None and (theirs is None or mine < theirs)
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What a log that goes on (tooling watch) remembers of a failure from one poll to the next,
-    so that its lines read in two polls are what they are read in one: the same failure, filed as
-    the same incident (the signatures it was first drafted with, which the incident's identity
-    is read from, are those of its later drafts: later lines add occurrences, not signatures),
-    and within OCCURRENCE_GAP of its latest line, the same occurrence."""
-    signatures: tuple[str, ...]
-    forms: tuple[str, ...]  # of the signatures (signatures.normalise)
-    moment: Moment | None  # of its latest line
-
-
-@dataclass
-class DraftBook:
-    """The drafts of one scan; :meth:`add` each hit in log order, :meth:`finish` each log."""
-    drafts: dict[Key, Draft] = field(default_factory=dict)
-    dropped: int = 0  # lines of failures past MAX_DRAFTS
-    aftermath: Aftermath = field(default_factory=Aftermath)
-    seen: dict[Key, Seen] = field(default_factory=dict)  # of the failures of earlier takes: see Seen
-    _places: list[tuple[str, int, str, datetime | None]] = field(default_factory=list)
-
-    @property
-    def consequences(self) -> int:
-        """Lines taken as the aftermath of another failure."""
-        return self.aftermath.explained
-
-    def add(self, hit: Hit) -> None:
-        for ready in self.aftermath.see(hit):
-            self._draft(ready)
-
-    def finish(self) -> None:
-        for ready in self.aftermath.finish():
-            self._draft(ready)
-
-    def take(self, *, settled: bool = True) -> list[Draft]:
-        """The drafts so far, and a fresh start for the next ones, for a log that goes on
-        (tooling watch, once per poll): the failures already seen stay remembered, so that their
-        aftermath in later lines is known and a failure that goes on is no new occurrence (a draft
-        of only such lines has none). Lines that wait for a cause below them are drafted when the
-        log is ``settled`` (its writer paused, or the watch ends), else they wait on: the cause
-        may be the next line written."""
-        for ready in self.aftermath.flush() if settled else ():
-            self._draft(ready)
-        drafts = self.result()
-        for key, draft in self.drafts.items():
-            first = self.seen.pop(key, None)  # (put last: the least recently seen are the first dropped)
-            self.seen[key] = Seen(first.signatures if first else tuple(draft.signatures),
-                                  first.forms if first else tuple(draft.forms), draft._moment)
-        while len(self.seen) > MAX_DRAFTS:
-            del self.seen[next(iter(self.seen))]
-        self.drafts, self._places = {}, []
-        return drafts
-
-    def _draft(self, hit: Hit) -> None:
-        mode = hit.recognition.mode
-        assert mode is not None, "only recognised lines are hits"
-        key = failure(hit.recognition, hit.key)
-        if key not in self.drafts and len(self.drafts) >= MAX_DRAFTS:
-            self.dropped += 1
-            return
-        draft = self.drafts.get(key)
-        if draft is None:
-            seen = self.seen.get(key)
-            draft = self.drafts[key] = Draft(mode, key[1]) if seen is None else \
-                Draft(mode, key[1], list(seen.signatures), list(seen.forms), _moment=seen.moment, frozen=True)
-        draft.add(hit)
-
-    def locate(self, log: str, rank: int, host: str, at: datetime | None) -> None:
-        """torchrun's summary says which host a failed rank ran on: drafts of that rank in this
-        log, seen at most WINDOW before, learn its host (when the scan ends: some wait)."""
-        if len(self._places) < MAX_NAMES:
-            self._places.append((log, rank, host, at))
-
-    def result(self) -> list[Draft]:
-        """The drafts in the order their failures were first seen."""
-        for log, rank, host, at in self._places:
-            for draft in self.drafts.values():
-                recent = at is None or draft.last_at is None or abs(at - draft.last_at) <= WINDOW
-                if rank in draft.ranks and log in draft.logs and recent and len(draft.nodes) < MAX_NAMES:
-                    draft.nodes[host] = None
-        return sorted(self.drafts.values(), key=_order)
-
-
-def _order(draft: Draft) -> tuple[Any, ...]:
-    first_log = next(iter(draft.logs))
-    return (draft.detected_at is None, draft.detected_at or datetime.min, first_log, draft.logs[first_log].first)

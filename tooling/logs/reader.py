@@ -19,7 +19,7 @@ from tooling.catalogue.recognise import Recognition
 from tooling.logs import blocks, unknown
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import context
-from tooling.logs.drafts import DraftBook
+from tooling.logs.draft_book import DraftBook
 from tooling.logs.flagged import Flagged, clean, matcher, placed, recognise_line, stop_recognition, told_from_outside
 from tooling.logs.recorder import Recorder
 from tooling.logs.sampling import Numeric, non_finite_value

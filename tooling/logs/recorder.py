@@ -2,7 +2,7 @@
 
 :class:`Recorder` is the lowest layer of the scan's :class:`~tooling.logs.scan.Scanner`: it holds
 where the scan is in its log (:attr:`~Recorder.line`, the :class:`~tooling.logs.timeline.Timeline`)
-and adds hits to the :class:`~tooling.logs.drafts.DraftBook`: a line that names a failure, the
+and adds hits to the :class:`~tooling.logs.draft_book.DraftBook`: a line that names a failure, the
 lines a traceback's preamble told of it, torchrun's summary of the ranks that died with it, and
 what only the numbers show (:mod:`tooling.logs.sampling`). Telling which lines those are is
 :mod:`tooling.logs.reader`'s; reading the log chunk by chunk is :mod:`tooling.logs.scan`'s.
@@ -15,7 +15,8 @@ from tooling.catalogue.recognise import Recognition
 from tooling.logs import blocks
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import context
-from tooling.logs.drafts import DraftBook, Hit
+from tooling.logs.draft_book import DraftBook
+from tooling.logs.drafts import Hit
 from tooling.logs.flagged import Flagged, clean, placed, recognise_line
 from tooling.logs.sampling import recognition as found_as
 from tooling.logs.spikes import HANG, SeriesFinding

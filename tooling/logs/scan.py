@@ -21,7 +21,8 @@ from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
 from tooling.logs import unknown
 from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
-from tooling.logs.drafts import Draft, DraftBook
+from tooling.logs.draft_book import DraftBook
+from tooling.logs.drafts import Draft
 from tooling.logs.flagged import clean, line_start, matcher
 from tooling.logs.reader import LineReader
 from tooling.logs.unknown import UNCLASSIFIED
@@ -41,7 +42,7 @@ class ScanResult:
     drafts: list[Draft]
     logs: list[LogStats]
     consequences: int  # lines taken as the aftermath of another failure (see tooling.logs.aftermath)
-    dropped: int  # lines of failures beyond drafts.MAX_DRAFTS
+    dropped: int  # lines of failures beyond draft_book.MAX_DRAFTS
 
 
 def scan_logs(paths: Sequence[Path], *, now: datetime, chunk: int = CHUNK) -> ScanResult:

@@ -29,7 +29,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tooling.errors import UserError
-from tooling.logs.drafts import DraftBook, Key, Seen
+from tooling.logs.draft_book import DraftBook, Seen
+from tooling.logs.drafts import Key
 from tooling.logs.scan import Scanner
 from tooling.watch.files import Position, copy_of, find_rotated, rotated_beside
 from tooling.watch.tail import OpenFile

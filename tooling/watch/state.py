@@ -51,7 +51,8 @@ from typing import Any, Iterator
 from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
-from tooling.logs.drafts import Key, Seen
+from tooling.logs.draft_book import Seen
+from tooling.logs.drafts import Key
 from tooling.watch import counted
 from tooling.watch.files import Position
 from tooling.watch.json_fields import count as _count
@@ -81,7 +82,7 @@ def new_id() -> str:
 class LogOffsets:
     files: list[Position] = field(default_factory=list)
     lines: int = 0
-    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.logs.drafts.Seen)
+    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.logs.draft_book.Seen)
     beside: set[tuple[int, int]] | None = None  # rotated files beside it (device, inode); None: not known
 
 

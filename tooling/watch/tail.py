@@ -18,7 +18,7 @@ from tooling.errors import UserError
 from tooling.logs import blocks
 from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
 from tooling.logs.context import log_zone
-from tooling.logs.drafts import DraftBook
+from tooling.logs.draft_book import DraftBook
 from tooling.logs.flagged import clean
 from tooling.logs.scan import Scanner
 from tooling.logs.timeline import ZONE_BYTES, ZONE_SAMPLE
