@@ -89,7 +89,7 @@ def automation_of(mode: str | None, views: list[IncidentView]) -> Automation:
     symptom = str(views[0].data["symptom"])
     if symptom in found.symptoms or (handler := handler_of(symptom)) is None or not _undiagnosed(views):
         return found
-    return handler  # a hang nobody diagnosed, whatever layer it was filed under, is the watchdog's
+    return handler  # a symptom nobody diagnosed (a hang), whatever layer it was filed under: its handler's
 
 
 def _undiagnosed(views: list[IncidentView]) -> bool:
