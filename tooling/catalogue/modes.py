@@ -94,7 +94,7 @@ def _mode(entry: dict[str, Any]) -> FailureMode:
 def catalogue() -> Catalogue:
     """The failure modes: the shipped catalogue, merged with the local one of the repository
     named by :func:`tooling.catalogue.local.repository` (a broken local one: a located UserError)."""
-    return _merged(local.refresh())
+    return _merged(local.refresh(recent=True))
 
 
 @lru_cache(maxsize=1)
