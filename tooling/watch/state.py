@@ -51,8 +51,7 @@ from typing import Any, Iterator
 from tooling.errors import UserError
 from tooling.fs.atomic import replace_file
 from tooling.fs.lock import holder, try_hold
-from tooling.logs.draft_book import Seen
-from tooling.logs.drafts import Key
+from tooling.logs import draft_book, drafts
 from tooling.watch import counted
 from tooling.watch.files import Position
 from tooling.watch.json_fields import count as _count
@@ -82,7 +81,7 @@ def new_id() -> str:
 class LogOffsets:
     files: list[Position] = field(default_factory=list)
     lines: int = 0
-    seen: dict[Key, Seen] = field(default_factory=dict)  # its failures so far (tooling.logs.draft_book.Seen)
+    seen: dict[drafts.Key, draft_book.Seen] = field(default_factory=dict)  # its failures so far (see draft_book.Seen)
     beside: set[tuple[int, int]] | None = None  # rotated files beside it (device, inode); None: not known
 
 
@@ -197,7 +196,7 @@ def save(path: Path, state: WatchState) -> None:
     replace_file(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
-def _seen(log: dict[str, Any], where: str) -> dict[Key, Seen]:
+def _seen(log: dict[str, Any], where: str) -> dict[drafts.Key, draft_book.Seen]:
     """The failures a log showed so far, each with its first signatures and the moment of its
     latest line (none in the files of older versions)."""
     seen = {}
@@ -208,8 +207,8 @@ def _seen(log: dict[str, Any], where: str) -> dict[Key, Seen]:
                                    or not isinstance(moment[1], (int, float)) or isinstance(moment[1], bool)):
             raise ValueError(f"{at}.moment is {moment!r}, expected [\"at\" or \"uptime\", seconds] or null")
         key = (_field(item, at, "mode", str), tuple(_strings(item, at, "codes")))
-        seen[key] = Seen(tuple(_strings(item, at, "signatures")), tuple(_strings(item, at, "forms")),
-                         (moment[0], float(moment[1])) if moment else None)
+        seen[key] = draft_book.Seen(tuple(_strings(item, at, "signatures")), tuple(_strings(item, at, "forms")),
+                                    (moment[0], float(moment[1])) if moment else None)
     return seen
 
 
@@ -224,7 +223,7 @@ def _beside(log: dict[str, Any], where: str) -> set[tuple[int, int]] | None:
     return {(pair[0], pair[1]) for pair in found}
 
 
-def _seen_json(seen: dict[Key, Seen]) -> list[dict[str, Any]]:
+def _seen_json(seen: dict[drafts.Key, draft_book.Seen]) -> list[dict[str, Any]]:
     return [{"mode": mode, "codes": list(codes), "signatures": list(s.signatures), "forms": list(s.forms),
              "moment": list(s.moment) if s.moment else None} for (mode, codes), s in seen.items()]
 
