@@ -8,8 +8,9 @@ the numbers of a log's progress lines in log order (:mod:`tooling.logs.numbers`;
 - a loss or gradient-norm spike (:mod:`tooling.logs.spikes`): far above the robust baseline of
   the steps before it (a running median and MAD, the loss-spike guard's), and whether it came back
   (training.loss-spike-recovered) or not (training.divergence);
-- a loss scale halved down to its floor, a plateau, a throughput drop or slow steps, a stall seen
-  as a gap in the timestamps (:mod:`tooling.logs.trends`);
+- a loss scale halved down to its floor, or on every step in a row (:mod:`tooling.logs.scale`);
+- a plateau, a throughput drop or slow steps, a stall seen as a gap in the timestamps
+  (:mod:`tooling.logs.trends`);
 - where the lines are too few for a baseline, a loss that jumps by orders of magnitude, climbs line
   after line, or is held at a chance level (:mod:`tooling.logs.course`); a progress bar whose own
   clock says an interval went several times slower (:mod:`tooling.logs.bars`).
@@ -23,7 +24,8 @@ from tooling.logs.bars import Stretch
 from tooling.logs.course import READINGS, Blowup, Climb, Stuck
 from tooling.logs.numbers import Numbers
 from tooling.logs.spikes import SeriesFinding, Point, Spike
-from tooling.logs.trends import Flat, Gap, ScaleFloor, Slowdown
+from tooling.logs.scale import ScaleFloor
+from tooling.logs.trends import Flat, Gap, Slowdown
 
 
 class Series:
@@ -44,6 +46,7 @@ class Series:
 
     def observe(self, point: Point, numbers: Numbers) -> list[SeriesFinding]:
         found: list[SeriesFinding | None] = [self.gap.observe(point)]
+        self.scale.stepped()
         if numbers.step is not None:
             if self.step is not None and numbers.step < self.step:
                 found += [self.loss.finish(), self._norm(self.norm.finish())]  # what the run before showed

@@ -1,6 +1,6 @@
 """The slower trends of a log's numbers (for :class:`tooling.logs.series.Series`): a throughput drop or
-slow steps, a loss that stopped moving, a stall seen as a gap in the timestamps, a loss scale halved
-down to its floor. Each is measured against the run's own numbers, never a fixed speed or loss.
+slow steps, a loss that stopped moving, a stall seen as a gap in the timestamps (a loss scale halved
+down to its floor: :mod:`tooling.logs.scale`). Each is measured against the run's own numbers, never a fixed speed or loss.
 """
 from __future__ import annotations
 
@@ -24,9 +24,6 @@ FLAT_DIGITS = 4  # "loss 2.31" unchanged says little: its noise may hide below t
 GAP_RATIO = 10.0  # a gap this many times the usual interval between progress lines, and a stall by the stall rule
 MIN_INTERVALS = 5  # intervals seen before a gap is judged
 GAP_WINDOW = 50
-FLOOR = 1.0  # a loss scale at or below 1 has no room left: DeepSpeed's and Megatron's minimum
-COLLAPSE = 256.0  # from at least 2^8 times higher: halved over and over, not an early overflow's skip
-HALVINGS_SEEN = 3  # reductions seen on the way down: one jump from 2^23 to 1 is another run's line, or a reset
 
 
 @dataclass
@@ -175,37 +172,3 @@ class Gap:
                 f"{STALL_AFTER_MINUTES} minutes")
         return SeriesFinding(HANG, f"no progress for {minutes:.0f} minutes", before,
                        (text, *quoted(("before", before), ("after", after))))
-
-
-class ScaleFloor:
-    """The fp16 loss scale halved over and over down to FLOOR, from COLLAPSE times higher:
-    training.fp16-overflow (a bf16 run's constant "loss scale: 1.0" never rose, so never fell)."""
-
-    def __init__(self) -> None:
-        self.peak: Point | None = None
-        self.peak_value = 0.0
-        self.last: float | None = None
-        self.reductions = 0
-        self.fired = False
-
-    def observe(self, point: Point, before: float | None, after: float) -> SeriesFinding | None:
-        for value in (before, after):
-            if value is not None and value > self.peak_value:
-                self.peak, self.peak_value, self.reductions = point, value, 0
-        if (self.last is not None and after < self.last) or (before is not None and after < before):
-            self.reductions += 1
-        self.last = after
-        if after >= COLLAPSE:
-            self.fired = False
-        if self.fired or self.peak is None or after > FLOOR or self.peak_value < COLLAPSE \
-                or self.reductions < HALVINGS_SEEN:
-            return None
-        self.fired = True
-        peak, top = self.peak, self.peak_value
-        halvings = math.log2(top / after) if after > 0 else math.inf
-        text = (f"loss scale fell from {g(top)} at {peak.place()} to {g(after)} at {point.place()}: halved "
-                f"{halvings:.0f} times, {self.reductions} reductions seen; at {g(FLOOR)} or below it has no room "
-                f"left to absorb an fp16 overflow")
-        self.peak, self.peak_value = None, 0.0
-        return SeriesFinding("training.fp16-overflow", f"loss scale {g(top)} to {g(after)}", point,
-                       (text, *quoted(("peak", peak), ("floor", point))))
