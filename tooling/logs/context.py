@@ -126,6 +126,17 @@ def _lead(line: str) -> tuple[int | None, int]:
     return (ranks[0] if ranks else None), lead.end()
 
 
+_LEVEL_FIRST = re.compile(r"\[?(?:" + "|".join(sorted(_LEVELS)) + r")\b", re.IGNORECASE)
+_ANY_YEAR = datetime(2000, 1, 1, tzinfo=timezone.utc)  # (whether a time is there, not which)
+
+
+def prefixed(line: str) -> bool:
+    """Whether a line starts the way a log's lines do: with a rank prefix, a time or a level
+    (tooling.logs.wrapped: the rest of a line the terminal wrapped starts with none)."""
+    pos = _lead(line)[1]
+    return pos > 0 or time_at(line, pos, _ANY_YEAR)[0] is not None or bool(_LEVEL_FIRST.match(line))
+
+
 def line_time(line: str, now: datetime) -> When | None:
     """The time a line was written at, as :func:`context` reads it: the one it starts with (after
     its rank prefix), else an ISO time written inside it; for the lines the scan does not read

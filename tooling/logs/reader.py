@@ -37,6 +37,7 @@ class LineReader(Recorder):
         self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
         self.held: int | None = None  # where a traceback that waits for the next chunk starts, lines above it included
+        self.joined: dict[int, str] = {}  # a wrapped line's text read whole, by its first part's start (this chunk's)
 
     @property
     def _polled(self) -> bool:
@@ -47,7 +48,7 @@ class LineReader(Recorder):
         """Read one flagged line (and the block it opens); True: the block is cut by the end of
         the buffer and the line must wait for the next chunk."""
         buffer = self.chunks.buffer
-        text = clean(blocks.decode(buffer, start, limit)[0])
+        text = clean(self.joined.get(start) or blocks.decode(buffer, start, limit)[0])
         where = context(text, self.now)
         when, time_from = self.timeline.of(where.when, start, line)
         if unknown.is_stop(text):

@@ -27,7 +27,7 @@ from tooling.catalogue.engine import Matcher
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import PROGRESS, is_progress
-from tooling.logs import blocks
+from tooling.logs import blocks, wrapped
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import When, line_time
 from tooling.logs.numbers import WRITTEN, non_finite, numbers, scale_change
@@ -63,9 +63,9 @@ class Sampler:
     def __init__(self) -> None:
         self.credit = CAPACITY * RATE
 
-    def read(self, buffer: bytearray, begin: int, end: int, offset: int) -> list[Sample]:
+    def read(self, buffer: bytearray, begin: int, end: int, offset: int, columns: int | None = None) -> list[Sample]:
         """The progress lines to read among the whole lines of ``buffer[begin:end]`` (``offset``:
-        of the buffer in its file)."""
+        of the buffer in its file), a line wrapped at ``columns`` read whole (tooling.logs.wrapped)."""
         samples, pos = [], begin
         with memoryview(buffer) as view:
             while pos < end:
@@ -81,6 +81,9 @@ class Sampler:
                 start = buffer.rfind(b"\n", begin, pos + found[1] - 1) + 1 or begin
                 text, following = blocks.decode(buffer, start, end)
                 following = end if following < 0 else following
+                if columns and (parts := wrapped.rest(buffer, start, end, columns)):
+                    text = wrapped.whole(buffer, start, parts).decode("utf-8", "replace")
+                    following = buffer.find(b"\n", parts[-1], end) + 1 or end
                 samples.append(Sample(offset + start, text))
                 self._earn(following - pos)
                 self.credit -= RATE
@@ -101,6 +104,7 @@ class Numeric:
         self.waiting: deque[Sample] = deque()
         self.sampled = 0  # offset in its file up to which progress lines are sampled
         self.cursor: tuple[int, int] | None = None  # (offset in its file, number) of the last line numbered
+        self.width: int | None = None  # the terminal width its lines were wrapped at (the scanner's to tell)
 
     def follow(self) -> Numeric:
         """The same log going on in another file."""
@@ -109,7 +113,7 @@ class Numeric:
     def read(self, chunks: Chunks, usable: int) -> None:
         """Queue the progress lines to read among the buffer's first ``usable`` bytes not sampled yet."""
         begin = max(0, self.sampled - chunks.offset)  # (a chunk read again after a cut traceback)
-        self.waiting.extend(self.sampler.read(chunks.buffer, begin, usable, chunks.offset))
+        self.waiting.extend(self.sampler.read(chunks.buffer, begin, usable, chunks.offset, self.width))
         self.sampled = chunks.offset + usable
 
     def before(self, chunks: Chunks, start: int, line: int, now: datetime,

@@ -12,14 +12,16 @@ and :class:`~tooling.logs.recorder.Recorder` for the hits they become. Hits beco
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from datetime import datetime
 from pathlib import Path
 from typing import Sequence
 
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
-from tooling.logs import unknown
+from tooling.logs import unknown, wrapped
 from tooling.logs.chunks import CHUNK, Chunks, log_name, open_log
 from tooling.logs.draft_book import DraftBook
 from tooling.logs.drafts import Draft
@@ -70,11 +72,13 @@ class Scanner(LineReader):
     def __init__(self, chunks: Chunks, book: DraftBook, now: datetime) -> None:
         super().__init__(chunks, book, now)
         self.tail = b""  # the log's last bytes read (ENDING), for what its last lines say (ended)
+        self.width: int | None = None  # the terminal width its lines were wrapped at (tooling.logs.wrapped)
 
     def run(self) -> LogStats:
         chunks, unfinished = self.chunks, False
         while usable := chunks.fill():
             self.timeline.sample(self.line, usable)
+            self.width = self.numeric.width = self.width or wrapped.width(chunks.buffer, usable)
             self.numeric.read(chunks, usable)
             done = self._chunk(usable)
             self._numbers(done)
@@ -90,6 +94,7 @@ class Scanner(LineReader):
         self.timeline.follow(before.timeline, before.line, self.line)
         self.base = before.base + before.line - self.line
         self.numeric = before.numeric.follow()
+        self.width = self.numeric.width = before.width
 
     def chunk_done(self, done: int) -> None:
         """The buffer's first ``done`` bytes are read (:attr:`line` is still that of the first)."""
@@ -99,7 +104,7 @@ class Scanner(LineReader):
         """Handle the flagged lines of the buffer's first ``usable`` bytes; return how many bytes
         are done (fewer when a traceback runs past the end: it is read again with the next chunk)."""
         buffer = self.chunks.buffer
-        starts = sorted({line_start(buffer, end) for end in matcher().ends(buffer, usable) if end})
+        starts = self._whole_lines({line_start(buffer, end) for end in matcher().ends(buffer, usable) if end}, usable)
         skip: set[int] = set()  # lines inside a traceback or a summary: read with it, not alone
         for start in starts:
             self.deferrable = start > 0 and not self.chunks.eof
@@ -109,6 +114,30 @@ class Scanner(LineReader):
                 held, self.held = self.held, None
                 return held or start
         return usable
+
+    def _whole_lines(self, starts: set[int], usable: int) -> list[int]:
+        """The flagged lines (``starts``) with a wrapped line's parts as one (tooling.logs.wrapped): one
+        flagged whole, read whole (:attr:`joined`) at its first part's start, its continuations not
+        alone. Only a log that shows it was wrapped has its lines of the width looked at."""
+        self.joined, buffer = {}, self.chunks.buffer
+        found = wrapped.chains(buffer, usable, self.width) if self.width else []
+        if not found:
+            return sorted(starts)
+        texts = [wrapped.whole(buffer, start, parts) for start, parts in found]
+        offsets = list(accumulate((len(text) + 1 for text in texts[:-1]), initial=0))  # of each in the blob
+        blob, inside = b"\n".join(texts), set()
+        for index in sorted({bisect_right(offsets, end - 1) - 1 for end in matcher().ends(blob, len(blob)) if end}):
+            start, parts = found[index]
+            if (own := wrapped.verified(buffer, start, parts)) != parts:  # the rest is read alone, or is its own
+                text = wrapped.whole(buffer, start, own) if own else b""
+                if not own or not matcher().matching(text.decode("utf-8", "replace")):
+                    continue
+                parts, texts[index] = own, text
+            inside.update(parts)
+            self.joined[start] = texts[index].decode("utf-8", "replace")
+        for start in inside:  # a middle part is read with its line's first
+            self.joined.pop(start, None)
+        return sorted((starts | self.joined.keys()) - inside)
 
     def _numbers(self, start: int) -> None:
         """Feed the series the queued progress lines before ``start`` of the buffer, in log order."""
