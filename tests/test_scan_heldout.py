@@ -65,7 +65,7 @@ SWEEPS = {
     # sweep 6, first sight: 16 failures, 12 drafted, 11 classified, 1 false draft, none in a healthy log
     "heldout-4": (16, 16, 16, 0, 5, 0),
     # sweep 7, first sight: 14 failures, 6 drafted, 6 classified, no false draft, none in a healthy log
-    "heldout-5": (14, 12, 12, 0, 6, 0),
+    "heldout-5": (14, 13, 13, 0, 6, 0),
 }
 
 
