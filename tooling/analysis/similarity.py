@@ -35,7 +35,9 @@ def terms(view: IncidentView) -> Counter[str]:
     words = Counter(filterfalse(STOP_WORDS.__contains__, _WORD.findall(text)))  # in C, not a generator
     if hangul := hangul_terms(text):  # most text has none: no update to make
         words.update(hangul)
-    words.update({f"symptom={data['symptom']}": 2, f"layer={data['layer']}": 1})
+    # added as Counter.update({...}) would, without its Python-level walk of a mapping
+    words[f"symptom={data['symptom']}"] += 2
+    words[f"layer={data['layer']}"] += 1
     return words
 
 
@@ -56,6 +58,10 @@ class Index:
         n = max(len(views), 1)
         self.idf = {t: math.log((1 + n) / (1 + d)) + 1 for t, d in df.items()}
         self.vectors = {i: self._weigh(c) for i, c in counts.items()}
+        # incidents with the same vector (the same words as often) score the same against any
+        # other: each such set is scored once per suggestion (a family of failures often is)
+        shapes: dict[tuple[tuple[str, float], ...], int] = {}
+        self.shape = {i: shapes.setdefault(tuple(v.items()), len(shapes)) for i, v in self.vectors.items()}
         # incident -> the incidents its record judged (not the same failure, or related): few have any,
         # and asking every candidate's record was most of suggesting's time
         self.judged = {v.id: {*v.data.get("not_repeat_of", []), *v.data.get("related", [])} for v in views
@@ -88,7 +94,12 @@ class Index:
         sharing = {other for other in sharing - excluded if not self._judged(other, incident)}
         # the dot product summed in the vector's order as before, in C: map, not a generator
         words, weights, absent = list(vector), list(vector.values()), repeat(0.0)
-        rescored = {i: sum(map(mul, weights, map(self.vectors[i].get, words, absent))) for i in sharing}
+        rescored, scored = {}, {}
+        for i in sharing:
+            shape = self.shape[i]
+            if (score := scored.get(shape)) is None:
+                score = scored[shape] = sum(map(mul, weights, map(self.vectors[i].get, words, absent)))
+            rescored[i] = score
         best = sorted(((s, i) for i, s in rescored.items() if s >= threshold), reverse=True)[:limit]
         return [Suggestion(view.id, i, round(s, 2)) for s, i in best]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tooling.catalogue.modes import FailureMode, catalogue
@@ -118,6 +119,7 @@ _REASON = re.compile(r"\b(?:due to|because of|caused by|owing to|as a result of|
                      r"|\(([^().;,\n]{3,80})\)", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1 << 16)  # by text: signatures repeat across incidents (cleared with the catalogue)
 def stated_cause(*texts: str) -> FailureMode | None:
     """The failure texts give as the reason for another they name: one mode named in the clause
     after 'due to', 'because of', 'caused by' or inside parentheses, where the texts name another
@@ -152,7 +154,8 @@ def named_modes(text: str) -> list[FailureMode]:
     return [mode for mode, _ in _named(text)]
 
 
-def _named(text: str) -> list[tuple[FailureMode, int]]:
+@lru_cache(maxsize=1 << 16)  # by text: the clauses stated_cause reads come again (cleared with the catalogue)
+def _named(text: str) -> tuple[tuple[FailureMode, int], ...]:
     """:func:`named_modes`, in catalogue order, each with how many keywords and codes name it."""
     modes = catalogue()
     named: dict[str, list] = {m.id: [m, n] for m, n in suggest_counted(text) if not m.generic}  # type: ignore[type-arg]
@@ -164,10 +167,10 @@ def _named(text: str) -> list[tuple[FailureMode, int]]:
     quoted = recogniser().line(text).mode
     if quoted is not None and not quoted.generic:
         named.setdefault(quoted.id, [quoted, 1])
-    pairs = sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0]))
+    pairs = tuple(sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0])))
     if not modes.refined.intersection(named):
         return pairs
-    return [(m, n) for m, n in pairs if not any(modes.narrows(o, m) for o, _ in pairs)]
+    return tuple((m, n) for m, n in pairs if not any(modes.narrows(o, m) for o, _ in pairs))
 
 
 def routine_mode(data: dict[str, Any], recognised: list[Recognition]) -> FailureMode | None:
