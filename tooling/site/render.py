@@ -39,7 +39,7 @@ from tooling.site.freshness import template_globals as freshness_globals
 from tooling.site.history import Change
 from tooling.site.labs import lab_pages
 from tooling.site.pages import PAGE_TYPES, RECORD_PAGES
-from tooling.site.links import candidate_anchor, playbook_target, tag_anchor, tag_id
+from tooling.site.links import LISTED, MODE_FACET, candidate_anchor, mode_tag, playbook_target, tag_anchor, tag_id
 from tooling.site.lookup import lookup_json
 from tooling.site.source import Sources
 from tooling.site.reference import field_reference
@@ -54,7 +54,6 @@ TEMPLATES = Path(__file__).parent / "templates"
 # The tag of each failure mode an incident shows (its own, and those its signatures name): the
 # search gives tags the heaviest weight (mkdocs-material: 1,000,000 to a title's 1,000), so
 # "fell off the bus" ranks the incidents of that failure above those that mention the words.
-MODE_FACET = "failure mode"
 TAG_FACETS = (*FACETS, MODE_FACET)  # the tags page's groups, in this order
 
 
@@ -131,7 +130,7 @@ def _shared(analysis: Analysis, history: dict[str, list[Change]], root: Path, so
                 automation_of=lambda m: by_id(m.automation),
                 incident_ref=helpers.incident_ref, record_link=helpers.record_link, changes=helpers.changes,
                 fenced=fenced, history_note=helpers.history_note, kinds=field_reference(),
-                source=sources, tag_anchor=tag_anchor, tag_slug=tag_id,
+                source=sources, tag_anchor=tag_anchor, tag_slug=tag_id, mode_tag=mode_tag, listed=LISTED,
                 playbook_target=playbook_target, candidate_anchor=candidate_anchor, lookup_data=lookup_json,
                 examples_of=examples_of,
                 **freshness_globals(analysis.now, t), **template_words(t, root), **response_globals(t),
