@@ -121,6 +121,14 @@ def test_what_another_watch_counted_is_told_by_where_each_occurrence_starts() ->
         "/l": {"line": 400.0, "uptime": 5.0, "at": 10.0}, "/m": {"at": 1.0}}
 
 
+def test_a_log_no_record_can_name_gets_no_mark(tmp_path: Path) -> None:
+    """A log's name with a control character (found by the records' property test: the incident
+    was written and then refused by its reader) is read, and left out of the marks."""
+    started = Counted(1, (("line", 3),))
+    marks = advanced(None, {"/var/log/a\x1fb.log": started, "relative.log": started, "/var/log/한국.log": started})
+    assert marks == {"/var/log/한국.log": {"line": 3}}
+
+
 # holds the lock a watch files under, as a writer that is killed while filing would
 HOLD = """
 import sys, time

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from tooling.logs.drafts import Start
+from tooling.records.characters import first_bad
 
 FIELD = "watch_counted"
 KINDS = ("at", "uptime", "line")  # of a start: a time, seconds since boot, a line's number
@@ -72,6 +73,8 @@ def advanced(mine: Marks | None, counted: dict[str, Counted]) -> Marks:
     latest start of each kind in each log."""
     out = {log: dict(kinds) for log, kinds in (mine or {}).items()}
     for log, c in counted.items():
+        if not recordable(log):
+            continue  # no record may hold its name: its occurrences go uncompared between watches
         for kind, value in c.starts:
             mark = out.setdefault(log, {})
             mark[kind] = max(mark.get(kind, value), value)
@@ -100,3 +103,9 @@ def from_json(data: Any, where: str) -> dict[str, Counted]:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def recordable(log: str) -> bool:
+    """Whether a record can name ``log`` (the schema's rule for a mark's key): an absolute path of
+    characters a record may hold. A log named with a control character is read like any other."""
+    return log.startswith("/") and first_bad(log) is None
