@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,11 @@ def parse_time(text: Any) -> datetime | None:
 
     A partial date stands for the start of its period, in UTC: 2022-06 is 2022-06-01T00:00Z.
     """
+    return _parsed(text) if isinstance(text, str) else None
+
+
+@lru_cache(maxsize=1 << 17)  # by text (a datetime is immutable): the rules and the analyses each read every time
+def _parsed(text: str) -> datetime | None:
     kind = precision(text)
     if kind is None:
         return None
