@@ -73,6 +73,11 @@ EDITS: list[tuple[str, Callable[[Path], None], str | None]] = [
     ("a commit of the edits", lambda root: _commit(root, "edits"), "incidents/INC-0007.md"),
     ("its signatures", lambda root: _edit(root / "incidents" / "INC-0009.yaml", r"^signatures:\n",
                                           "signatures:\n  - \"Xid 79: GPU has fallen off the bus\"\n"), None),
+    ("its severity, which the log shows", lambda root: _edit(root / "incidents" / "INC-0004.yaml", r"^severity: sev2",
+                                                             "severity: sev1"), "incidents/index.md"),
+    ("its actions, the fix its ladder lists", lambda root: _edit(root / "incidents" / "INC-0004.yaml",
+                                                                 r"^  - Ran py-spy dump", "  - First ran py-spy dump"),
+     "ladders/hang.md"),
 ]
 
 
@@ -109,3 +114,27 @@ def test_incident_pages_read_nothing_the_inputs_do_not_name() -> None:
     read_from_a = {node.attr for node in tree.find_all(jinja2.nodes.Getattr)
                    if isinstance(node.node, jinja2.nodes.Name) and node.node.name == "a"}
     assert read_from_a == {"identities", "links"}
+
+
+# Of the pages drawn from many records, those rendered again only when their inputs change: the
+# names each takes from the render (rerender.log_inputs and ladder_inputs cover them), and what of
+# the analysis it reads.
+DRAWN = {
+    "incident_log.md.j2": ({"a", "tags", "facets", "col", "facet_label", "severity_page", "tag_anchor", "tag_slug",
+                            "value_label"}, {"incidents", "trends"}),
+    "ladder.md.j2": ({"a", "item", "source", "untranslated", "history_note", "fenced"}, {"links"}),
+}
+
+
+@pytest.mark.parametrize("template", DRAWN)
+def test_pages_drawn_from_many_records_read_nothing_their_inputs_do_not_name(template: str) -> None:
+    tree = environment().parse((TEMPLATES / template).read_text(encoding="utf-8"))
+    names, of_a = DRAWN[template]
+    assert jinja2.meta.find_undeclared_variables(tree) <= names
+    read_from_a = {node.attr for node in tree.find_all(jinja2.nodes.Getattr)
+                   if isinstance(node.node, jinja2.nodes.Name) and node.node.name == "a"}
+    assert read_from_a == of_a
+    # of those, only the facets' counts of the trends and the ladder's own past incidents
+    source = (TEMPLATES / template).read_text(encoding="utf-8")
+    assert set(re.findall(r"\ba\.(?:trends|links)\.\w+(?:\[[^\]]*\])?", source)) <= {
+        "a.trends.facets[facet]", "a.links.past[item.id]"}

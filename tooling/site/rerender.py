@@ -5,7 +5,8 @@ An incident's page shows its record and a few facts of others (the titles of the
 repeats or relates to, its postmortems, its failure mode, the pages its links lead to, its
 history), all named in :func:`incident_inputs`. With a thousand incidents, rendering every page
 again for one edited record was most of the time an edit took to reach the browser; the pages
-drawn from many records (the log, tags, trends, runs) are still rendered every time.
+drawn from many records are rendered again when what they show of them changed (the log, the
+ladders: :func:`log_inputs`, :func:`ladder_inputs`) or every time (tags, trends, runs).
 tests/test_rerender.py renders with and without this after edits of each kind and compares
 every page, and checks that incident.md.j2 reads nothing from outside its record that
 :func:`incident_inputs` does not name.
@@ -45,8 +46,32 @@ def incident_inputs(view: IncidentView, shared: dict[str, Any], common: dict[str
     return known + repr((links, ladder, seen))
 
 
+def log_inputs(item: Any, shared: dict[str, Any], common: dict[str, str]) -> str:
+    """What incident_log.md.j2 shows: each incident's row and tags, and the counts of each facet;
+    and the page's date, the newest change of any record (tooling.site.source)."""
+    a, tags = shared["a"], shared["tags"]
+    rows = [(v.id, v.data.get("detected_at"), v.detected, v.data.get("title"), v.where, v.data.get("layer"),
+             v.data.get("symptom"), v.data.get("severity"), v.data.get("status"), v.gpu_hours_lost,
+             v.time_to_resolve, tags(v)) for v in a.incidents]
+    facets = {facet: a.trends.facets[facet].most_common() for facet in shared["facets"]}
+    return repr((rows, facets, shared["source"].newest))
+
+
+def ladder_inputs(item: Any, shared: dict[str, Any], common: dict[str, str]) -> str:
+    """What ladder.md.j2 shows: the ladder as this edition has it (translated or not), where its
+    record lives, its history, and its past incidents (when, which, at which step, their fix and
+    postmortems)."""
+    past = shared["a"].links.past[item.id]
+    listed = [(p.view.id, p.view.data.get("title"), p.view.detected, p.step, p.fix, p.postmortems)
+              for p in past.incidents]
+    by_step = {step: [p.view.id for p in found] for step, found in past.by_step.items()}
+    return repr((item.data, shared["untranslated"](item), shared["source"](item), shared["changes"](item), listed,
+                 by_step))
+
+
 # The page types rendered again only when their inputs change, by template.
-INPUTS: dict[str, Callable[[Any, dict[str, Any], dict[str, str]], str]] = {"incident.md.j2": incident_inputs}
+INPUTS: dict[str, Callable[[Any, dict[str, Any], dict[str, str]], str]] = {
+    "incident.md.j2": incident_inputs, "incident_log.md.j2": log_inputs, "ladder.md.j2": ladder_inputs}
 
 
 def _stamp(path: Path) -> Stamp:
