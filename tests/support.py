@@ -11,6 +11,15 @@ from typing import Iterator
 import pytest
 
 PROJECT = Path(__file__).resolve().parent.parent
+# mkdocs.yml of a test repository with both editions: English, the default, and Korean
+BOTH_EDITIONS = """site_name: test
+plugins:
+  - i18n:
+      docs_structure: suffix
+      languages:
+        - {locale: en, default: true, name: English}
+        - {locale: ko, name: 한국어}
+"""
 CORPUS = PROJECT / "tests" / "corpus"
 # A failure mode the shipped catalogue lacks, as a team adds it in runbooks/catalogue.yaml
 LUSTRE_MODE = """\

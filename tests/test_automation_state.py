@@ -17,7 +17,7 @@ import pytest
 import yaml
 from hypothesis import given, strategies as st
 
-from support import PROJECT, tooling
+from support import BOTH_EDITIONS, PROJECT, tooling
 from tooling.analysis import analyse
 from tooling.catalogue.automations import by_id, catalogue, check
 from tooling.catalogue.modes import catalogue as modes
@@ -134,19 +134,11 @@ def test_repeats_table_says_what_ships_and_what_it_handled(repo: Path) -> None:
         hang.title, "in place: handled 2 occurrences without a person since 2026-11-22"]
 
 
-I18N = """site_name: test
-plugins:
-  - i18n:
-      docs_structure: suffix
-      languages:
-        - {locale: en, default: true, name: English}
-        - {locale: ko, name: 한국어}
-"""
 
 
 @pytest.mark.slow
 def test_the_candidates_page_shows_them_in_both_editions(repo: Path) -> None:
-    (made_up(repo) / "mkdocs.yml").write_text(I18N)
+    (made_up(repo) / "mkdocs.yml").write_text(BOTH_EDITIONS)
     result = tooling("--now", NOW, "build", "--render-only", cwd=repo)
     assert result.returncode == 0, result.stderr
     rows = {lang: [line for line in (repo / "docs" / "generated" / page).read_text("utf-8").splitlines()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from support import BOTH_EDITIONS, PROJECT
 from tooling.site.build import render_site
 from tooling.site.config import read_site_config
 from tooling.site.links import LISTED, tag_id
@@ -20,17 +21,8 @@ from tooling.site.pages import GENERATED_DIR
 sys.path.insert(0, str(Path(__file__).parent / "bench"))
 from records import generate  # noqa: E402  (the build benchmark's incidents)
 
-PROJECT = Path(__file__).resolve().parents[1]
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
 MORE = LISTED + 3  # incidents whose lines show the same failure mode
-I18N = """site_name: Test
-plugins:
-  - i18n:
-      docs_structure: suffix
-      languages:
-        - {locale: en, default: true, name: English}
-        - {locale: ko, name: 한국어}
-"""
 LINKED = re.compile(r"\[INC\\-\d+")
 
 
@@ -41,7 +33,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("docs", "runbooks"):
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated", "runs"),
                         dirs_exist_ok=True)
-    (root / "mkdocs.yml").write_text(I18N, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(BOTH_EDITIONS, encoding="utf-8")
     render_site(root, now=NOW, site=read_site_config(root))
     return root / GENERATED_DIR
 

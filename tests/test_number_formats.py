@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jinja2 import nodes
 
-from support import PROJECT, tooling
+from support import BOTH_EDITIONS, PROJECT, tooling
 from tooling.site.filters import environment, fixed, grouped, number
 from tooling.site.i18n import ENGLISH, edition
 
@@ -97,14 +97,6 @@ def test_korean_figures_are_the_english_ones(value: float, digits: int, grouping
     assert number(value, t=KOREAN) == number(value, t=ENGLISH)
 
 
-I18N = """site_name: test
-plugins:
-  - i18n:
-      docs_structure: suffix
-      languages:
-        - {locale: en, default: true, name: English}
-        - {locale: ko, name: 한국어}
-"""
 XID_79 = "NVRM: Xid (PCI:0000:ca:00): 79, pid=4242, name=python, GPU has fallen off the bus.\n"
 
 
@@ -114,7 +106,7 @@ def test_a_scanned_xid_79_renders_in_both_editions(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     for name in ("incidents", "runbooks"):
         shutil.copytree(PROJECT / name, root / name)
-    (root / "mkdocs.yml").write_text(I18N, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(BOTH_EDITIONS, encoding="utf-8")
     (root / "x.log").write_text(XID_79)
     scan = tooling("scan", "x.log", "--write", "--run", "demo-7b", cwd=root)
     assert scan.returncode == 0, scan.stderr
