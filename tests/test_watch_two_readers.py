@@ -15,7 +15,8 @@ from pathlib import Path
 from support import tooling
 from test_watch import NOW, append, at, incident, summary, wait_for, watch, xid
 from tooling.records.load import load_file
-from tooling.watch.counted import Counted, advanced, covered
+import tooling as tooling_package
+from tooling.watch.counted import BOUNDS, Counted, advanced, covered
 
 UPTIME = 812345.678934  # of xid(0); xid(k) is 120 s later each
 
@@ -127,6 +128,15 @@ def test_a_log_no_record_can_name_gets_no_mark(tmp_path: Path) -> None:
     started = Counted(1, (("line", 3),))
     marks = advanced(None, {"/var/log/a\x1fb.log": started, "relative.log": started, "/var/log/한국.log": started})
     assert marks == {"/var/log/한국.log": {"line": 3}}
+
+
+def test_a_start_no_record_can_hold_gets_no_mark_and_the_bounds_are_the_schemas() -> None:
+    """Found by the records' property test: a line number past 2**63 was written, then refused."""
+    huge = Counted(2, (("line", 2**63), ("at", 1.5e9)))
+    assert advanced(None, {"/l": huge}) == {"/l": {"at": 1.5e9}}
+    schema = json.loads((Path(tooling_package.__file__).parent / "schemas" / "incident.schema.json").read_text())
+    kinds = schema["properties"]["watch_counted"]["additionalProperties"]["additionalProperties"]["properties"]
+    assert {kind: (spec["minimum"], spec["maximum"]) for kind, spec in kinds.items()} == BOUNDS
 
 
 # holds the lock a watch files under, as a writer that is killed while filing would

@@ -23,6 +23,8 @@ from tooling.records.characters import first_bad
 
 FIELD = "watch_counted"
 KINDS = ("at", "uptime", "line")  # of a start: a time, seconds since boot, a line's number
+# what the incident schema lets a mark hold of each kind (a mark out of them is not written)
+BOUNDS = {"at": (-1e11, 1e11), "uptime": (0, 1e11), "line": (0, 2**53 - 1)}
 Marks = dict[str, dict[str, float]]  # log -> kind of start -> the latest start of that kind counted
 
 
@@ -76,6 +78,8 @@ def advanced(mine: Marks | None, counted: dict[str, Counted]) -> Marks:
         if not recordable(log):
             continue  # no record may hold its name: its occurrences go uncompared between watches
         for kind, value in c.starts:
+            if not BOUNDS[kind][0] <= value <= BOUNDS[kind][1]:
+                continue  # a clock or count no record can hold: this start goes uncompared
             mark = out.setdefault(log, {})
             mark[kind] = max(mark.get(kind, value), value)
     return out
