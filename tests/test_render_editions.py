@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support import BOTH_EDITIONS
 from tooling.analysis import load_analysis
 from tooling.site.build import render_site
 from tooling.site.config import read_site_config
@@ -23,14 +24,6 @@ from tooling.site.render import render_pages
 PROJECT = Path(__file__).resolve().parents[1]
 NOW = datetime.fromisoformat("2026-11-29T12:00:00+00:00")
 HANGUL = re.compile(r"[\uac00-\ud7a3]")
-I18N = """
-plugins:
-  - i18n:
-      docs_structure: suffix
-      languages:
-        - {locale: en, default: true, name: English}
-        - {locale: ko, name: 한국어}
-"""
 # Record text that must reach the Korean page exactly as written, markdown-escaped as everywhere.
 INCIDENT = """kind: incident
 id: INC-0950
@@ -59,7 +52,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("incidents", "runbooks", "docs"):
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
     (root / "incidents" / "INC-0950.yaml").write_text(INCIDENT, encoding="utf-8")
-    (root / "mkdocs.yml").write_text("site_name: Test\n" + I18N, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(BOTH_EDITIONS, encoding="utf-8")
     render_site(root, now=NOW, site=read_site_config(root))
     return root / GENERATED_DIR
 
@@ -175,7 +168,7 @@ def test_a_ladder_without_its_overlay_says_so_and_the_others_are_korean(tmp_path
     for name in ("incidents", "runbooks", "docs"):
         shutil.copytree(PROJECT / name, root / name, ignore=shutil.ignore_patterns("generated"))
     (root / "runbooks" / "ladders" / "nan.ko.yaml").unlink()
-    (root / "mkdocs.yml").write_text("site_name: Test\n" + I18N, encoding="utf-8")
+    (root / "mkdocs.yml").write_text(BOTH_EDITIONS, encoding="utf-8")
     render_site(root, now=NOW, site=read_site_config(root))
     out = root / GENERATED_DIR / "ladders"
     note = '!!! note "아직 번역되지 않았습니다"'
