@@ -34,3 +34,25 @@ def test_one_the_run_went_on_from_or_at_another_severity_is_not(tmp_path: Path) 
     retrying = "E1224 22:35:53.165575   26868 grpc_client.cc:99] connection refused, will retry in 5 s"
     assert drafted(tmp_path, STEP, retrying) == []  # cut while it waited to retry
     assert drafted(tmp_path, STEP, "Error1224 22:35:53 on the dashboard") == []  # no prefix of glog's
+
+
+# TensorFlow's C++ logging writes the same severity after a date (raw-log sweep 8: XLA's client)
+TF_ERROR = ("2022-04-04 00:27:49.642414: E tensorflow/compiler/xla/xla_client/xla_util.cc:88] Recent warning and "
+            "error logs: the reservation was not possible")
+
+
+def test_tensorflows_error_severity_after_a_date_ends_on_an_error_too(tmp_path: Path) -> None:
+    assert drafted(tmp_path, STEP, TF_ERROR) == [("other.unclassified", 2)]
+    with_thread = "2020-05-04 09:05:40.719343: E    1578 tensorflow/compiler/xla/xla_client/xla_util.cc:76] StackTrace:"
+    assert drafted(tmp_path, STEP, with_thread) == [("other.unclassified", 2)]
+    fatal = "2024-10-09 15:47:38.568412: F external/xla/xla/service/gpu/gpu_compiler.cc:12] the plan is not valid"
+    assert drafted(tmp_path, STEP, fatal) == [("other.unclassified", 2)]
+
+
+def test_tensorflows_information_and_warnings_after_a_date_are_not(tmp_path: Path) -> None:
+    information = ("2018-10-23 20:08:23.135383: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1490] Adding "
+                   "visible gpu devices: 1")
+    assert drafted(tmp_path, STEP, information) == []
+    assert drafted(tmp_path, STEP, TF_ERROR.replace(": E ", ": W ", 1)) == []
+    assert drafted(tmp_path, TF_ERROR, STEP) == []  # the run went on after it
+    assert drafted(tmp_path, STEP, "2022-04-04 00:27:49.642414: Epoch 3 done, E tensorflow is fine") == []

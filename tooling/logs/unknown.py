@@ -78,7 +78,12 @@ _READING = re.compile(r"[A-Za-z_][\w/.-]*['\"]?\s*[:=]?\s*[-+]?[0-9]+(?:\.[0-9]+
 # (E) or FATAL (F) severity: "E1224 22:35:53.165575   26868 real_program_continuator.cc:1331] ...".
 # The recognisers read the words of a line, not its prefix (matching the prefix anywhere costs the
 # scan a third, see the catalogue's 'Check failed: '); a log's last line is read for it at its end.
-_SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? +[0-9]+ [^ \]]+:[0-9]+\] ")
+# TensorFlow's C++ logging (XLA's client, TF 1 and 2) writes the same severity after a date:
+# "2022-04-04 00:27:49.642414: E tensorflow/compiler/xla/xla_client/xla_util.cc:88] ...", with the
+# thread's id after it in some builds ("...: E    1578 tensorflow/...").
+_SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? +[0-9]+ [^ \]]+:[0-9]+\] "
+                     r"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+: [EF] +(?:[0-9]+ +)?"
+                     r"[^ \]]+:[0-9]+\] ")
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
 
 
@@ -130,9 +135,9 @@ def killed_unsaid(lines: list[str]) -> bool:
 
 
 def ends_on_error(text: str) -> bool:
-    """Whether a log's last line is written at error or fatal severity by glog's prefix (see
-    _SEVERE): whatever its words, the log ends on an error (a line that only says it will retry
-    does not: it was cut while it waited)."""
+    """Whether a log's last line is written at error or fatal severity by glog's or TensorFlow's
+    prefix (see _SEVERE): whatever its words, the log ends on an error (a line that only says it
+    will retry does not: it was cut while it waited)."""
     return _SEVERE.search(text) is not None and not retries(text)
 
 
