@@ -16,7 +16,7 @@ from datetime import datetime
 from tooling.catalogue.codes import nccl_returned
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
-from tooling.logs import blocks, unknown
+from tooling.logs import blocks, transient, unknown
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import context
 from tooling.logs.draft_book import DraftBook
@@ -26,6 +26,7 @@ from tooling.logs.sampling import Numeric, non_finite_value
 from tooling.logs.timeline import Moment
 from tooling.logs.unknown import TAIL, UNCLASSIFIED, Fate
 
+NAN = "training.nan"
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 
 
@@ -81,6 +82,9 @@ class LineReader(Recorder):
             if told_from_outside(text[where.message:], recognition):  # a failure, unless a line near it says why
                 return self._hit(Flagged(text, where, start, line), stop_recognition(text), (when, time_from), limit,
                                  skip)
+        if recognition.mode is not None and recognition.mode.id == NAN \
+                and transient.recovered(buffer, start, limit, text):
+            return False  # a step the loss scaler skipped: the next reading is finite again
         if recognition.mode is not None and recognition.mode.id == UNCLASSIFIED:
             fate = self._fate(Flagged(text, where, start, line), limit)
             if fate not in (Fate.ENDED, Fate.KILLED):
