@@ -65,7 +65,9 @@ SWEEPS = {
     # sweep 6, first sight: 16 failures, 12 drafted, 11 classified, 1 false draft, none in a healthy log
     "heldout-4": (16, 16, 16, 0, 5, 0),
     # sweep 7, first sight: 14 failures, 6 drafted, 6 classified, no false draft, none in a healthy log
-    "heldout-5": (14, 13, 13, 0, 6, 0),
+    "heldout-5": (14, 14, 14, 0, 6, 0),
+    # sweep 8, first sight: 14 failures, 12 drafted, 9 classified, 2 false drafts, 1 in each of two healthy logs
+    "heldout-6": (14, 14, 12, 1, 6, 1),
 }
 
 
