@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from tooling.catalogue.modes import FailureMode, catalogue
-from tooling.catalogue.recognise import Recognition, coded, recognise, recogniser, suggest_counted
+from tooling.catalogue.recognise import Recognition, affirmed, coded, recognise, recogniser, suggest_counted
 from tooling.catalogue.signatures import is_boilerplate, is_progress
 
 
@@ -138,7 +138,9 @@ def _only_died(mode: FailureMode) -> bool:
 
 
 def _description(data: dict[str, Any]) -> str:
-    return " ".join(_fields(data))
+    # each field its own clause: a keyword that clears something ("no scheduled maintenance")
+    # clears its own field, not the keywords written after it
+    return "; ".join(_fields(data))
 
 
 def _fields(data: dict[str, Any]) -> list[str]:
@@ -164,7 +166,7 @@ def _named(text: str) -> tuple[tuple[FailureMode, int], ...]:
     # an error message quoted among the words names its mode ("received 0 items of ancdata"), as
     # much as one keyword: where the words already name that mode, the quote adds nothing (read
     # past recognise's cache of line shapes: a description's words seldom come twice)
-    quoted = recogniser().line(text).mode
+    quoted = recogniser().line(affirmed(text)).mode
     if quoted is not None and not quoted.generic:
         named.setdefault(quoted.id, [quoted, 1])
     pairs = tuple(sorted(((m, n) for m, n in named.values()), key=lambda pair: modes.rank(pair[0])))
