@@ -146,16 +146,18 @@ def _state(failures: list[list[IncidentView]], rows: list[ActionItemRow]) -> str
     return "automation in progress" if statuses & {"in-progress", "done"} else "automation planned"
 
 
-def candidates(found: list[Family], postmortems: list[PostmortemView],
-               identities: dict[str, Identity]) -> list[Candidate]:
+def candidates(found: list[Family], postmortems: list[PostmortemView], identities: dict[str, Identity],
+               normalised: dict[str, tuple[str, ...]] | None = None) -> list[Candidate]:
     """Families seen twice or more (a record may stand for several), in tiers (:func:`_tier`),
-    each most occurrences first, then most GPU-hours lost."""
+    each most occurrences first, then most GPU-hours lost. ``normalised``: each incident's
+    signatures, normalised, where they were kept (analysis.derived)."""
     out, items = [], AutomationItems(postmortems)
     for family in found:
         views = family.incidents
         if sum(v.occurrences for v in views) < 2:
             continue
-        signatures = Counter(normalise(s) for v in views for s in v.data.get("signatures", []))
+        signatures = Counter(s for v in views for s in (normalised[v.id] if normalised is not None
+                                                        else map(normalise, v.data.get("signatures", []))))
         top = signatures.most_common(1)[0][0] if signatures else ""
         rows = items.of(views, family.automation)
         out.append(Candidate(views, top, family.automation, _state([g.incidents for g in family.failures], rows), [f"{r.postmortem} #{r.index}" for r in rows],

@@ -36,6 +36,11 @@ class Recognition:
         self.routine = routine  # the mode whose routine message the line is, found in the same scan
 
     @property
+    def text(self) -> str:
+        """The line its codes are read from (recognised by its shape: digits of no code as 0)."""
+        return self._text
+
+    @property
     def codes(self) -> Codes:
         if self._codes is None:
             self._codes = codes(self._text)

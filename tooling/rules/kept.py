@@ -10,7 +10,9 @@ through :func:`tooling.fs.atomic.replace_file`, so concurrent commands each leav
 one); one that does not read back, or was written by other code or for another local catalogue
 (:func:`fingerprint`), is ignored. A file changed within :data:`RACY` of a save is not kept, as
 git does: a write in the same tick as the stat it was read under would look unchanged.
-``TOOLING_NO_CACHE=1`` turns it off.
+Beside each check, what the analysis derives from that file alone (its identity, its words:
+:mod:`tooling.analysis.derived`), under the same key, dropped with it. ``TOOLING_NO_CACHE=1``
+turns it off.
 """
 from __future__ import annotations
 
@@ -55,9 +57,9 @@ class KeptChecks(Checked):
         super().__init__()
         self.file, self.code = cache_file(root), fingerprint(root)
         try:
-            code, kept = pickle.loads(base64.b64decode(self.file.read_bytes(), validate=True))
-            if code == self.code and isinstance(kept, dict):
-                self.kept = kept
+            code, kept, derived = pickle.loads(base64.b64decode(self.file.read_bytes(), validate=True))
+            if code == self.code and isinstance(kept, dict) and isinstance(derived, dict):
+                self.kept, self.derived = kept, derived
         except Exception:  # none yet, unreadable, cut short, other code's: check every file
             pass
         self.loaded = dict(self.kept)
@@ -74,14 +76,15 @@ class KeptChecks(Checked):
         """Write what is kept, unless it is what was read; never fails a command."""
         settled = time.time_ns() - RACY
         kept = {key: result for key, result in self.kept.items() if key[0][1] < settled}
-        if kept == self.loaded:
+        if kept == self.loaded and not self.changed:
             return
+        derived = {key: found for key, found in self.derived.items() if key in kept}
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            replace_file(self.file, base64.b64encode(pickle.dumps((self.code, kept), protocol=5)).decode("ascii"))
+            replace_file(self.file, base64.b64encode(pickle.dumps((self.code, kept, derived), protocol=5)).decode("ascii"))
         except OSError:
             pass
-        self.loaded = kept
+        self.loaded, self.changed = kept, False
 
 
 def kept_checks(root: Path) -> KeptChecks | None:

@@ -56,10 +56,15 @@ def check_files(files: Sequence[str], *, root: Path | None = None, jobs: int | N
 class Checked:
     """The files an earlier validate of this process checked, by path and stat (taken before the
     file was read), so that `tooling serve` checks again only the records that changed. Each
-    validate gets its own copy of a result kept (pickled): nothing it does changes what is kept."""
+    validate gets its own copy of a result kept (pickled): nothing it does changes what is kept.
+    Beside each result, what analyses derived from that file alone (:meth:`kept_of`), kept and
+    dropped with it."""
 
     def __init__(self) -> None:
         self.kept: dict[tuple[Any, ...], bytes] = {}
+        self.derived: dict[tuple[Any, ...], dict[str, Any]] = {}  # key -> name -> value
+        self.keys: dict[str, tuple[Any, ...]] = {}  # path as given -> key, of the files checked last
+        self.changed = False  # something derived was added or dropped since loaded
 
     def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
         within = os.path.realpath(root) if root is not None else None
@@ -67,11 +72,31 @@ class Checked:
         todo = [path for path, key in zip(files, keys) if key[0] is None or key not in self.kept]
         fresh = {path: pickle.dumps(result) for path, result in zip(todo, check_files(todo, root=root, jobs=jobs))}
         self.kept = {key: fresh.get(path) or self.kept[key] for path, key in zip(files, keys) if key[0] is not None}
+        self.keys = {path: key for path, key in zip(files, keys) if key[0] is not None}
+        derived = {key: found for key, found in self.derived.items() if key in self.kept}
+        self.changed, self.derived = self.changed or len(derived) != len(self.derived), derived
         return [pickle.loads(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
 
     def key(self, path: str, within: str | None) -> tuple[Any, ...]:
         """What a result is kept under: the file's absolute path and stat, and the repository."""
         return stat_key(path), within
+
+    def kept_of(self, path: str, name: str) -> Any:
+        """What was kept as ``name`` of the file ``path`` as last checked; None if nothing. The
+        value must depend on nothing but the file's content and the code (see rules.kept)."""
+        key = self.keys.get(path)
+        found = self.derived.get(key) if key is not None else None  # type: ignore[arg-type]
+        return None if found is None else found.get(name)
+
+    def keep_of(self, path: str, name: str, value: Any) -> None:
+        """Keep ``value`` as ``name`` of the file ``path``, as long as its check is kept."""
+        key = self.keys.get(path)
+        if key is not None:
+            self.derived.setdefault(key, {})[name] = value
+            self.changed = True
+
+    def save(self) -> None:
+        """Kept in memory only: nothing to write (see rules.kept.KeptChecks)."""
 
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,

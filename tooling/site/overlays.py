@@ -66,6 +66,6 @@ def localised(analysis: Analysis, t: Edition) -> Shown:
     ladders = {id(r): shown(r) for r in analysis.ladders}
     paging = [dataclasses.replace(row, ladder=ladders.get(id(row.ladder), row.ladder)) for row in analysis.paging]
     stack = shown(analysis.stack) if analysis.stack is not None else None
-    view = dataclasses.replace(analysis, ladders=list(ladders.values()), stack=stack, paging=paging,
+    view = analysis.shown_with(ladders=list(ladders.values()), stack=stack, paging=paging,
                                links=analysis.links.shown_with(ladders))
     return Shown(view, frozenset(missing))

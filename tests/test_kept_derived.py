@@ -1,0 +1,110 @@
+"""What the analysis derives from each record file alone, kept beside its check
+(tooling.analysis.derived): read back for an unchanged file, made again for a changed one, ignored
+when it is not what this code writes, and `tooling repeats` says the same with it or without."""
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from tooling.analysis import load_analysis
+from tooling.analysis.derived import IDENTITY, SIGNATURES, TERMS
+from tooling.commands.repeats import as_json
+from tooling.rules.kept import KeptChecks
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+SETTLED = 10**18  # ns: older than any save, so a file's check (and what is derived from it) is kept
+XID = "NVRM: Xid (PCI:0000:ca:00): 79, GPU has fallen off the bus."
+ENOSPC = "OSError: [Errno 28] No space left on device"
+NAN = "loss is nan at step 120"
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TOOLING_NO_CACHE", raising=False)
+
+
+def repository(root: Path, signatures: list[str]) -> Path:
+    (root / "runbooks" / "runs").mkdir(parents=True)
+    (root / "runbooks" / "runs" / "demo-7b.yaml").write_text(
+        "kind: run\nid: demo-7b\ntitle: Demo\nowner: alice\nstate: running\nupdated_at: 2026-11-28T09:00:00+00:00\n")
+    (root / "incidents").mkdir()
+    for number, signature in enumerate(signatures, 1):
+        incident(root, number, signature)
+    return root
+
+
+def incident(root: Path, number: int, signature: str, *, at: int = SETTLED) -> None:
+    path = root / "incidents" / f"INC-{number:04d}.yaml"
+    path.write_text(f"kind: incident\nid: INC-{number:04d}\ntitle: Training stopped {number}\nrun: demo-7b\n"
+                    f"status: resolved\nseverity: sev2\nsymptom: crash\nlayer: unknown\nsignatures:\n"
+                    f"  - {signature!r}\ndetected_at: 2026-11-0{number}T04:00:00+00:00\n"
+                    f"resolved_at: 2026-11-0{number}T05:00:00+00:00\n", "utf-8")
+    os.utime(path, ns=(at, at))
+
+
+def analysed(root: Path, *, kept: bool) -> tuple[dict[str, object], dict[str, tuple[str, ...] | None]]:
+    """`tooling repeats --json` of ``root``, and each incident's identity key."""
+    analysis = load_analysis(root, now=NOW, checked=KeptChecks(root) if kept else None)
+    return as_json(analysis), {i: found.key for i, found in analysis.identities.items()}
+
+
+def derived(root: Path) -> dict[str, dict[str, object]]:
+    """File name -> what is kept of it, as the next command reads it."""
+    return {Path(key[2]).name: found for key, found in KeptChecks(root).derived.items()}
+
+
+def test_what_is_derived_from_an_unchanged_file_is_kept_and_read_back(tmp_path: Path) -> None:
+    root = repository(tmp_path / "repo", [XID, XID, ENOSPC, NAN])
+    fresh = analysed(root, kept=False)
+    assert analysed(root, kept=True) == fresh
+    kept = derived(root)
+    assert sorted(kept) == [f"INC-{n:04d}.yaml" for n in (1, 2, 3, 4)]
+    assert all(set(found) == {IDENTITY, TERMS, SIGNATURES} for found in kept.values())
+    assert analysed(root, kept=True) == fresh
+    # read back, not made again: a kept identity planted for INC-0004 is the one the analysis uses
+    checks = KeptChecks(root)
+    key = next(k for k in checks.derived if k[2].endswith("INC-0004.yaml"))
+    checks.derived[key][IDENTITY] = (("text", "planted words here"), None, ())
+    checks.changed = True
+    checks.save()
+    assert analysed(root, kept=True)[1]["INC-0004"] == ("text", "planted words here")
+
+
+def test_a_changed_file_is_derived_again(tmp_path: Path) -> None:
+    root = repository(tmp_path / "repo", [XID, XID, ENOSPC])
+    analysed(root, kept=True)
+    before = derived(root)["INC-0003.yaml"]
+    incident(root, 3, XID, at=SETTLED + 10**9)  # now the same failure as the other two
+    assert analysed(root, kept=True) == analysed(root, kept=False)
+    keys = analysed(root, kept=True)[1]
+    assert keys["INC-0003"] == keys["INC-0001"] != before[IDENTITY][0]  # type: ignore[index]
+    assert derived(root)["INC-0003.yaml"] != before
+
+
+def test_what_this_code_does_not_write_is_made_again(tmp_path: Path) -> None:
+    root = repository(tmp_path / "repo", [XID, ENOSPC, ENOSPC, NAN])
+    expected = analysed(root, kept=False)
+    analysed(root, kept=True)
+    checks = KeptChecks(root)
+    for found, junk in zip(checks.derived.values(), [("not", "an identity", "at all", "!"), 7, None, "x"]):
+        found.update({IDENTITY: junk, TERMS: junk, SIGNATURES: junk})
+    checks.changed = True
+    checks.save()
+    assert analysed(root, kept=True) == expected
+    assert all(isinstance(found[TERMS], dict) for found in derived(root).values()), "made again and kept"
+
+
+def test_what_was_derived_under_other_code_is_not_read(tmp_path: Path) -> None:
+    root = repository(tmp_path / "repo", [XID, ENOSPC])
+    analysed(root, kept=True)
+    assert KeptChecks(root).derived
+    other = KeptChecks(root)
+    other.code = "another version of the code"  # as written by other code: whole, then ignored
+    other.changed = True
+    other.save()
+    assert not KeptChecks(root).derived and not KeptChecks(root).kept
+    assert analysed(root, kept=True) == analysed(root, kept=False)

@@ -1,0 +1,110 @@
+"""What the analysis derives from one record file alone, kept with the file's check.
+
+An incident's identity (:mod:`tooling.analysis.identity`), the words its text is indexed by
+(:func:`tooling.analysis.similarity.terms`) and its normalised signatures depend on nothing but
+its record and the code: over 100,000 incidents they were 40% of `tooling repeats`, recomputed for files unchanged since the
+command before. So they are kept beside the file's check (:meth:`tooling.rules.validate.Checked.kept_of`:
+the same key of path, mtime and size, the same fingerprint of the code, dropped with it), as
+plain tuples and dicts: a failure mode by its id, a recognised signature by what it was made
+of. Anything crossing incidents (groups, scores, suggestions) is computed every time.
+"""
+from __future__ import annotations
+
+from sys import intern
+from typing import Any, Protocol
+
+from tooling.analysis.identity import Identity, identify
+from tooling.analysis.incidents import IncidentView
+from tooling.analysis.similarity import terms
+from tooling.catalogue.modes import catalogue
+from tooling.catalogue.recognise import Recognition
+from tooling.catalogue.signatures import normalise
+from tooling.records.load import no_collection
+
+IDENTITY, TERMS, SIGNATURES = "identity", "terms", "signatures"
+Coded = tuple[Any, ...]  # (mode id or None, via, text, identifying codes as pairs, routine mode id or None)
+
+
+class Kept(Protocol):
+    def kept_of(self, path: str, name: str) -> Any: ...
+
+    def keep_of(self, path: str, name: str, value: Any) -> None: ...
+
+
+def kept_identities(views: list[IncidentView], kept: Kept) -> dict[str, Identity]:
+    """:func:`~tooling.analysis.identity.identify_all`, reading each identity kept and keeping
+    each one made."""
+    with no_collection():
+        decoder, encoded = _Decoder(), {}  # id(recognition) -> its coded form: one each, shared
+        found = {}
+        for view in views:
+            path, identity = view.record.path, None
+            coded = kept.kept_of(path, IDENTITY)
+            if coded is not None:
+                identity = decoder.identity(coded)
+            if identity is None:
+                identity = identify(view)
+                kept.keep_of(path, IDENTITY, _coded(identity, encoded))
+            found[view.id] = identity
+        return found
+
+
+def kept_terms(views: list[IncidentView], kept: Kept) -> dict[str, dict[str, int]]:
+    """Incident id -> :func:`~tooling.analysis.similarity.terms`, kept as identities are."""
+    found = {}
+    for view in views:
+        counts = kept.kept_of(view.record.path, TERMS)
+        if not isinstance(counts, dict):
+            counts = {intern(t): c for t, c in terms(view).items()}  # one string each in the file
+            kept.keep_of(view.record.path, TERMS, counts)
+        found[view.id] = counts
+    return found
+
+
+def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[str, ...]]:
+    """Incident id -> its signatures, :func:`~tooling.catalogue.signatures.normalise`\ d (the
+    candidates' most common one), kept as identities are."""
+    found = {}
+    for view in views:
+        normalised = kept.kept_of(view.record.path, SIGNATURES)
+        if not isinstance(normalised, tuple):
+            normalised = tuple(intern(normalise(s)) for s in view.data.get("signatures", []))
+            kept.keep_of(view.record.path, SIGNATURES, normalised)
+        found[view.id] = normalised
+    return found
+
+
+def _coded(identity: Identity, encoded: dict[int, Coded]) -> tuple[Any, ...]:
+    recognised = tuple(encoded.get(id(r)) or encoded.setdefault(id(r), _recognition(r)) for r in identity.recognised)
+    return identity.key, identity.mode.id if identity.mode else None, recognised
+
+
+def _recognition(r: Recognition) -> Coded:
+    return (r.mode.id if r.mode else None, r.via, r.text, tuple(r.identifying.items()),
+            r.routine.id if r.routine else None)
+
+
+class _Decoder:
+    """Coded identities back into identities; a recognition shared in the file is one again."""
+
+    def __init__(self) -> None:
+        self.modes = catalogue().by_id  # type: ignore[attr-defined]
+        self.recognitions: dict[int, Recognition] = {}  # id(coded form) -> recognition; the forms live on
+
+    def identity(self, coded: Any) -> Identity | None:
+        """None for what no code of this version writes: made again."""
+        try:
+            key, mode, recognised = coded
+            return Identity(key, self.modes[mode] if mode is not None else None,
+                            tuple(map(self.recognition, recognised)))
+        except (TypeError, ValueError, KeyError):
+            return None
+
+    def recognition(self, coded: Coded) -> Recognition:
+        found = self.recognitions.get(id(coded))
+        if found is None:
+            mode, via, text, identifying, routine = coded
+            found = self.recognitions[id(coded)] = Recognition(
+                self.modes[mode] if mode is not None else None, via=via, text=text, identified=dict(identifying),
+                routine=self.modes[routine] if routine is not None else None)
+        return found
