@@ -109,6 +109,11 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
         tied = [m for m, n in ranked if n == ranked[0][1] and m.layer == data.get("layer")]
         if len(tied) == 1:
             return tied[0], said, len(causes)
+        # or else the title names one of them only: a title says what happened ("nodes lose power"),
+        # a keyword may say what was done about it ("unplanned maintenance notice")
+        titled = [m for m, n in ranked if n == ranked[0][1] and m in named_modes(str(data.get("title", "")))]
+        if len(titled) == 1:
+            return titled[0], said, len(causes)
     return None, said, len(causes)
 
 
