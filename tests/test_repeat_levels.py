@@ -198,9 +198,11 @@ def _groups(labels: dict[str, str]) -> list[list[str]]:
 # heldout-repeats-3 scored F1 0.557 and 0.611 at first sight (its README says why so low); its floors are
 # what the general fixes it showed reach. heldout-repeats-4 scored 0.609 and 0.539 at first sight (its README);
 # the floors are what the general fixes after it reach on every set (tests/corpus/README.md).
-LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.83), (HELDOUT, 0.80, 0.86), (HELDOUT_2, 0.73, 0.90),
+# heldout-repeats-5 scored 0.219 and 0.376 at first sight (its README); its floors, and realworld's
+# automation floor, are what the general fixes after it reach.
+LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.84), (HELDOUT, 0.80, 0.86), (HELDOUT_2, 0.73, 0.90),
           (HELDOUT_3, 0.82, 0.84), (HELDOUT_4, 0.77, 0.77),
-          (HELDOUT_5, 0.0, 0.0)]
+          (HELDOUT_5, 0.75, 0.86)]
 
 
 @pytest.mark.parametrize("corpus, failure_floor, automation_floor", LEVELS, ids=[c[0].name for c in LEVELS])
@@ -222,9 +224,10 @@ def test_both_levels_on_a_labelled_corpus(corpus: Path, failure_floor: float, au
 # (corpus, recall at 3 floor, precision of the first suggestion floor): the target is recall 0.8.
 FILING = [(LABELLED, 0.95, 0.92), (REALWORLD, 0.9, 0.62), (HELDOUT, 0.8, 0.66), (HELDOUT_2, 0.9, 0.7),
           (HELDOUT_3, 0.96, 0.62), (HELDOUT_4, 0.82, 0.51),
-          (HELDOUT_5, 0.0, 0.0)]
+          (HELDOUT_5, 0.9, 0.59)]
 # heldout-repeats-3: 19 of 25, 17 of 31 at first sight; 24 of 25, 22 of 35 now.
 # heldout-repeats-4: 14 of 17, 14 of 27 at first sight (its README).
+# heldout-repeats-5: 12 of 22, 9 of 25 at first sight; 20 of 22, 18 of 30 now (its README).
 
 
 @pytest.mark.parametrize("corpus, recall_floor, precision_floor", FILING, ids=[c[0].name for c in FILING])
