@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import date, timedelta
 
 from tooling.analysis.identity import Identity
@@ -36,12 +37,14 @@ class Candidate:
     reason: tuple[Message, ...] = ()  # why these incidents are one group
     level: str = SAME_FAILURE  # one of levels.LEVELS
     failures: list[list[IncidentView]] = field(default_factory=list)  # its same-failure groups
+    # a candidate's incidents are fixed: what each of them is asked several times (the ranking,
+    # its state, the output) is counted once; over 100,000 incidents each pass costs
 
-    @property
+    @cached_property
     def occurrences(self) -> int:
         return sum(v.occurrences for v in self.incidents)
 
-    @property
+    @cached_property
     def gpu_hours(self) -> float:
         return round(sum(v.gpu_hours_lost for v in self.incidents), 1)
 
@@ -54,7 +57,7 @@ class Candidate:
         spans = [t for v in self.incidents if (t := v.time_to_resolve) is not None]
         return round(sum(spans, timedelta()).total_seconds() / 3600, 1)
 
-    @property
+    @cached_property
     def handled(self) -> list[IncidentView]:
         """The incidents its automation handled without a person (their ``handled_by``)."""
         return [v for v in self.incidents if v.data.get("handled_by") == self.automation.id]
