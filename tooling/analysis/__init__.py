@@ -131,16 +131,18 @@ def _analyse(records: list[Record], *, now: datetime, kept: Kept | None) -> Anal
 def load_analysis(root: Path, *, now: datetime, checked: Checked | None = None) -> Analysis:
     """Validated records turned into the analysis; any validation error stops here. ``checked``:
     record files checked before (`tooling serve`), checked again only if they changed."""
-    with no_collection():  # the checks kept are unpickled by the hundred thousand: see analyse
+    # one stretch with the collector off (the checks kept are unpickled by the hundred thousand:
+    # see analyse): re-enabled in between, its first pass walked every record read
+    with no_collection():
         report = validate(record_sources(root), root=root, now=now, checked=checked)
-    if report.errors:
-        lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
-        more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""
-        raise UserError(f"records do not validate:\n{lines}{more}")
-    analysis = analyse(report.records, now=now, kept=checked)
-    if checked is not None:
-        checked.save()  # with what the analysis derived from each file (analysis.derived)
-    return analysis
+        if report.errors:
+            lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
+            more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""
+            raise UserError(f"records do not validate:\n{lines}{more}")
+        analysis = analyse(report.records, now=now, kept=checked)
+        if checked is not None:
+            checked.save()  # with what the analysis derived from each file (analysis.derived)
+        return analysis
 
 
 __all__ = ["Analysis", "analyse", "load_analysis", "Candidate", "IncidentView", "PostmortemView", "RunCard",
