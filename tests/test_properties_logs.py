@@ -15,7 +15,8 @@ many occurrences, and each failure is filed as one incident, whatever the polls.
 
 What the log does not do: rotate twice between two polls (a file written and rotated away
 unseen cannot be read), rotate inside a traceback (a block cut by a rotation is read as two
-files' ends), or pause before its end (a pause of SETTLE seconds is where a watch takes a
+files' ends), end on a line no mode names (a failure only once the log ended, which a followed
+log never does: tooling.logs.unknown), or pause before its end (a pause of SETTLE seconds is where a watch takes a
 half-read block, or a line waiting for a cause below it, as written out: tooling.watch.tail).
 """
 from __future__ import annotations
@@ -56,6 +57,9 @@ def _lines(path: Path) -> list[str]:
 FAILURES = sorted({line for path in LOGLINES.glob("*.txt") if not path.name.endswith(".description.txt")
                    and path.name != "normal.txt" for line in _lines(path)})
 HEALTHY = _lines(LOGLINES / "normal.txt")
+# lines no mode names (a signal, an exit status, a logger's ERROR): a failure only if the run did not
+# go on after them, which a followed log never shows (tooling.logs.unknown): no log ends on one
+UNNAMED = tuple(_lines(LOGLINES / "other.unclassified.txt"))
 # a traceback's last line is not indented and has the prefix of its header (none here): one
 # that is or has another would leave the traceback open, and the next line written, whatever it
 # is, would end it (in the next file, after a rotation)
@@ -125,6 +129,9 @@ def logs(draw: st.DrawFn) -> list[Step]:
             late = "".join(f"step {n} | loss 2.31 (late)\n" for n in range(draw(st.integers(0, 3))))
             kind = draw(st.sampled_from(["rename", "copytruncate"]))
             steps += [Step(kind, late if kind == "rename" else ""), Step("poll", budget=draw(st.integers(1, 1 << 16)))]
+    written = "".join(step.text for step in steps).rstrip("\n")
+    if written.endswith(UNNAMED):
+        steps.append(Step("write", "step 0 | loss 2.31 (went on)\n"))
     return steps
 
 
