@@ -119,6 +119,10 @@ def loop(args: argparse.Namespace, *, rank: int, model: torch.nn.Module, optimiz
         if step % args.ckpt_every == 0:
             save()
         if any_rank(stop_requested):  # every rank stops at the same step
+            # the warning is taken: a second one (scancel may deliver its signal twice on a loaded
+            # controller) is ignored, as Python's teardown would otherwise end the process with
+            # it (it restores the default action) and a task that saved would end FAILED
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
             save()
             print(f"USR1: saved step {step} before the time limit; exiting", flush=True)
             if reporter is not None:
