@@ -15,8 +15,9 @@ many occurrences, and each failure is filed as one incident, whatever the polls.
 
 What the log does not do: rotate twice between two polls (a file written and rotated away
 unseen cannot be read), rotate inside a traceback (a block cut by a rotation is read as two
-files' ends), end on a line no mode names (a failure only once the log ended, which a followed
-log never does: tooling.logs.unknown), or pause before its end (a pause of SETTLE seconds is where a watch takes a
+files' ends), end on a line no mode names, or rotate right after one (such a line is a failure only
+once the log ended, which a followed log never does: tooling.logs.unknown; a rotated copy's last
+line is its file's end), or pause before its end (a pause of SETTLE seconds is where a watch takes a
 half-read block, or a line waiting for a cause below it, as written out: tooling.watch.tail).
 """
 from __future__ import annotations
@@ -126,13 +127,18 @@ def logs(draw: st.DrawFn) -> list[Step]:
         if draw(st.booleans()):
             steps.append(Step("poll", budget=draw(st.integers(1, 1 << 16))))
         if draw(st.integers(0, 3)) == 0:  # at a line's end: the writer's lines are whole
+            _went_on(steps)  # (a rotated copy's last line is its file's end: as with tracebacks, no unnamed line)
             late = "".join(f"step {n} | loss 2.31 (late)\n" for n in range(draw(st.integers(0, 3))))
             kind = draw(st.sampled_from(["rename", "copytruncate"]))
             steps += [Step(kind, late if kind == "rename" else ""), Step("poll", budget=draw(st.integers(1, 1 << 16)))]
-    written = "".join(step.text for step in steps).rstrip("\n")
-    if written.endswith(UNNAMED):
-        steps.append(Step("write", "step 0 | loss 2.31 (went on)\n"))
+    _went_on(steps)
     return steps
+
+
+def _went_on(steps: list[Step]) -> None:
+    """A progress line after the log's last line if that is one no mode names (see UNNAMED)."""
+    if "".join(step.text for step in steps).rstrip("\n").endswith(UNNAMED):
+        steps.append(Step("write", "step 0 | loss 2.31 (went on)\n"))
 
 
 def _busy(path: Path) -> None:
