@@ -11,7 +11,7 @@ of. Anything crossing incidents (groups, scores, suggestions) is computed every 
 from __future__ import annotations
 
 from sys import intern
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from tooling.analysis.identity import Identity, identify
 from tooling.analysis.incidents import IncidentView
@@ -51,26 +51,27 @@ def kept_identities(views: list[IncidentView], kept: Kept) -> dict[str, Identity
 
 def kept_terms(views: list[IncidentView], kept: Kept) -> dict[str, dict[str, int]]:
     """Incident id -> :func:`~tooling.analysis.similarity.terms`, kept as identities are."""
-    found = {}
-    for view in views:
-        counts = kept.kept_of(view.record.path, TERMS)
-        if not isinstance(counts, dict):
-            counts = {intern(t): c for t, c in terms(view).items()}  # one string each in the file
-            kept.keep_of(view.record.path, TERMS, counts)
-        found[view.id] = counts
-    return found
+    return _kept_each(views, kept, TERMS, dict,
+                      lambda view: {intern(t): c for t, c in terms(view).items()})  # one string each in the file
 
 
 def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[str, ...]]:
     """Incident id -> its signatures, :func:`~tooling.catalogue.signatures.normalise`\ d (the
     candidates' most common one), kept as identities are."""
+    return _kept_each(views, kept, SIGNATURES, tuple,
+                      lambda view: tuple(intern(normalise(s)) for s in view.data.get("signatures", [])))
+
+
+def _kept_each(views: list[IncidentView], kept: Kept, name: str, kind: type,
+               make: Callable[[IncidentView], Any]) -> dict[str, Any]:
+    """Incident id -> its value ``name``: the one kept where it is a ``kind``, else made and kept."""
     found = {}
     for view in views:
-        normalised = kept.kept_of(view.record.path, SIGNATURES)
-        if not isinstance(normalised, tuple):
-            normalised = tuple(intern(normalise(s)) for s in view.data.get("signatures", []))
-            kept.keep_of(view.record.path, SIGNATURES, normalised)
-        found[view.id] = normalised
+        value = kept.kept_of(view.record.path, name)
+        if not isinstance(value, kind):
+            value = make(view)
+            kept.keep_of(view.record.path, name, value)
+        found[view.id] = value
     return found
 
 
