@@ -23,6 +23,7 @@ from hypothesis import given, strategies as st
 from support import tooling
 from tooling.records.load import load_file
 from tooling.slurm.signals import Arrival, signal_events, wraps_a_trainer
+from tooling.slurm.wrap import END_BEFORE_KILL, STILL_STOPPING
 from tooling.writers.feed_writes import EVENTS_KEPT, _add_events, feed_run
 
 JOB = "4242"
@@ -171,6 +172,50 @@ def test_a_usr1_while_the_wrapper_starts_up_does_not_kill_it(repo: Path, tmp_pat
     assert [(e["kind"], e.get("signal"), e.get("state")) for e in mine] == [
         ("start", None, None), ("signal", "USR1", None), ("end", None, "COMPLETED")]
     assert int(sent) <= when(mine[1]["at"]) <= sent + 1
+
+
+# A trainer whose shutdown outlasts the wait for SLURM's KILL: on TERM it stops only once told to
+SLOW_TO_STOP = textwrap.dedent("""\
+    import signal, sys, time
+    from pathlib import Path
+    go = Path(sys.argv[1])
+    def stop(*_):
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, stop)
+    go.with_suffix(".ready").write_text("")
+    time.sleep(60)
+""")
+
+
+def test_a_trainer_still_stopping_after_the_schedulers_term_has_its_end_written_before_the_kill(
+        repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "trainer.py").write_text(SLOW_TO_STOP)
+    go = tmp_path / "go"
+    wrapper = subprocess.Popen([sys.executable, "-m", "tooling", "job", "demo-7b", "--", sys.executable,
+                                str(tmp_path / "trainer.py"), str(go)], cwd=repo, env=ENV, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        until(go.with_suffix(".ready").exists, "the trainer to start")
+        sent = time.time()
+        os.kill(wrapper.pid, signal.SIGTERM)
+        until(lambda: events(repo)[-1]["kind"] == "end", "the end while the trainer stops", seconds=60)
+        assert wrapper.poll() is None  # the trainer still runs: SLURM's KILL would take both now
+        mine = [e for e in events(repo) if e["job_id"] == JOB]
+        assert [(e["kind"], e.get("signal"), e.get("state"), e.get("exit_code")) for e in mine] == [
+            ("start", None, None, None), ("signal", "TERM", None, None), ("end", None, "CANCELLED", None)]
+        assert mine[-1]["detail"] == STILL_STOPPING
+        assert when(mine[-1]["at"]) >= int(sent) + END_BEFORE_KILL - 1
+        go.write_text("")
+        assert wrapper.wait(timeout=30) == 0  # the trainer's own status, as ever
+    finally:
+        wrapper.kill()
+    assert wrapper.stderr is not None and wrapper.stderr.read() == ""
+    assert [e["kind"] for e in events(repo) if e["job_id"] == JOB] == ["start", "signal", "end"]  # one end
+    checked = tooling("validate", cwd=repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 ARRIVALS = st.lists(st.tuples(st.sampled_from(["USR1", "USR2", "TERM"]), st.integers(min_value=0, max_value=3)),

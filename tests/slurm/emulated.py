@@ -19,10 +19,14 @@ HOOK = PROJECT / "scripts" / "slurm" / "health-check"
 NODES = ("n1", "n2", "n3", "n4")
 
 
-def until(condition: Callable[[], object], what: str, seconds: float = 60) -> None:
+def until(condition: Callable[[], object], what: str, seconds: float = 60,
+          seen: Callable[[], object] | None = None) -> None:
+    """Wait for ``condition``; on timeout, the failure says what ``seen`` shows then (a rare
+    failure on a loaded CI machine is read from its log alone)."""
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out waiting for {what}" + (f"; seen: {seen()}" if seen else ""))
         time.sleep(0.2)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from emulated import Cluster, Hook, until
@@ -28,6 +29,14 @@ def events(record: Path, job: str) -> list[dict]:  # type: ignore[type-arg]
     return [e for e in found if e["job_id"] == job and e["kind"] != "signal"]  # a TERM may come or not
 
 
+def seen(record: Path, job: str, tmp_path: Path) -> Callable[[], str]:
+    """What a timed-out wait shows: the job's events, its output (the wrapper's warnings) and state."""
+    def show() -> str:
+        outs = {p.name: p.read_text()[-2000:] for p in tmp_path.glob("out-*.txt")}
+        return f"events {events(record, job)}; output {outs}"
+    return show
+
+
 def submit(cluster: Cluster, root: Path, tmp_path: Path, *options: str) -> str:
     script = tmp_path / "job.sh"
     script.write_text(f"#!/bin/bash\nexec {sys.executable} -m tooling --root {root} job swap --node-watch 1 -- "
@@ -44,10 +53,12 @@ def test_a_node_drained_for_its_gpu_makes_the_job_requeue_itself_onto_the_spare(
     cluster.inject("n2", "xid", "79")
     assert hook.run("n2")[0] == 1  # the periodic check, as slurmd runs it: n2 drained, its incident filed
     [filed] = hook.incidents()
-    until(lambda: len(events(record, job)) >= 5, f"job {job} back from the queue", seconds=120)
+    until(lambda: len(events(record, job)) >= 5, f"job {job} back from the queue", seconds=120,
+          seen=seen(record, job, tmp_path))
     assert " NodeList=n[1,3-4]" in cluster.sh("scontrol", "show", "job", job)  # the spare took n2's place
     cluster.sh("scancel", job)
-    until(lambda: events(record, job)[-1]["kind"] == "end" and len(events(record, job)) == 6, f"job {job}'s end")
+    until(lambda: events(record, job)[-1]["kind"] == "end" and len(events(record, job)) == 6, f"job {job}'s end",
+          seen=seen(record, job, tmp_path))
     found = events(record, job)
     assert [(e["kind"], e["host"], e.get("state") or e.get("detail")) for e in found] == [
         ("start", "n1", "on n[1-3]"),
@@ -75,7 +86,8 @@ def test_a_drain_for_anything_else_or_a_job_that_may_not_be_requeued_is_left_to_
     cluster.inject("n2", "xid", "79")
     assert hook.run("n2")[0] == 1  # now its GPU: the reason names the failure and the incident
     [filed] = hook.incidents()
-    until(lambda: len(events(record, job)) == 2, "the drain in the run record", seconds=30)
+    until(lambda: len(events(record, job)) == 2, "the drain in the run record", seconds=30,
+          seen=seen(record, job, tmp_path))
     drain = events(record, job)[1]
     assert (drain["kind"], drain["host"], drain["incident"], drain["detail"]) == (
         "drain", "n2", filed.stem, f"gpu.fell-off-bus Xid 79 GPU 0, {filed.stem}; the job cannot be requeued "
@@ -83,7 +95,7 @@ def test_a_drain_for_anything_else_or_a_job_that_may_not_be_requeued_is_left_to_
     shown = cluster.sh("scontrol", "show", "job", job)
     assert "JobState=RUNNING" in shown and "Restarts=0" in shown and " NodeList=n[1-3]" in shown
     cluster.sh("scancel", job)
-    until(lambda: events(record, job)[-1]["kind"] == "end", f"job {job}'s end")
+    until(lambda: events(record, job)[-1]["kind"] == "end", f"job {job}'s end", seen=seen(record, job, tmp_path))
     assert [e["kind"] for e in events(record, job)] == ["start", "drain", "end"]
 
 
@@ -104,7 +116,7 @@ def test_a_trainer_that_dies_with_its_gpu_is_requeued_at_its_end_not_ended_faile
     [filed] = hook.incidents()
     # back on n[1,3-4], where its trainer fails again at once: no node of its own is lost this time
     until(lambda: [e["kind"] for e in events(record, job)][-1:] == ["end"] and len(events(record, job)) == 6,
-          f"job {job}'s second end", seconds=120)
+          f"job {job}'s second end", seconds=120, seen=seen(record, job, tmp_path))
     found = events(record, job)
     assert [(e["kind"], e["host"], e.get("state") or e.get("detail")) for e in found] == [
         ("start", "n1", "on n[1-3]"),

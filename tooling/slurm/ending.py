@@ -11,15 +11,17 @@ from __future__ import annotations
 import signal
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tooling.logs.scan import scan_logs
 from tooling.slurm.job import FAILED_STATES, Job
 from tooling.writers.filing import SEVERITY, file_all, incident_values
 
 
-def how(exit_code: int) -> str:
-    """'exit code 137 (killed by SIGKILL)'."""
+def how(exit_code: int | None) -> str:
+    """'exit code 137 (killed by SIGKILL)'; None: the trainer had not exited when the end was written."""
+    if exit_code is None:
+        return "no exit code (its trainer was still stopping)"
     text = f"exit code {exit_code}"
     if 128 < exit_code < 128 + 65:
         try:
@@ -29,7 +31,7 @@ def how(exit_code: int) -> str:
     return text
 
 
-def end_event(job: Job, *, exit_code: int, state: str, step: int | None = None,
+def end_event(job: Job, *, exit_code: int | None, state: str, step: int | None = None,
               incident: str | None = None) -> dict[str, Any]:
     return job.event("end", exit_code=exit_code, state=state, step=step, incident=incident)
 
@@ -38,7 +40,20 @@ def failed(state: str) -> bool:
     return state in FAILED_STATES
 
 
-def draft_failure(*, root: Path, now: datetime, run: str, job: Job, exit_code: int, state: str,
+def incident_of(state: str, *, root: Path, now: datetime, run: str, job: Job, exit_code: int | None,
+                log: Path | None, warn: Callable[[str], None]) -> str | None:
+    """The id of the draft incident of an end in a failed state; None for any other end, or when it
+    could not be filed (said with ``warn``: the end event is still worth writing without it)."""
+    if not failed(state):
+        return None
+    try:
+        return draft_failure(root=root, now=now, run=run, job=job, exit_code=exit_code, state=state, log=log)
+    except Exception as exc:
+        warn(f"could not draft the incident of job {job.job_id} (the event is written without it): {exc}")
+        return None
+
+
+def draft_failure(*, root: Path, now: datetime, run: str, job: Job, exit_code: int | None, state: str,
                   log: Path | None) -> str:
     """File the draft incident of a failed end; returns its id."""
     facts = (f"Drafted by tooling job: SLURM job {job.job_id} (SLURM_JOB_ID {job.slurm_id}, restart "

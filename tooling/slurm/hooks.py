@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from tooling.slurm.ending import draft_failure, end_event, failed
+from tooling.slurm.ending import end_event, incident_of
 from tooling.slurm.job import Job, show
 from tooling.slurm.wrap import Recorder
 
@@ -74,12 +74,8 @@ def run_hook(hook: str, *, root: Path, run: str, clock: Callable[[], datetime]) 
         recorder.events(*job.started())
         return 0
     state, info = settled(job.slurm_id)
-    status, incident = exit_code(info), None
-    if failed(state):
-        log = Path(info["StdOut"]) if info.get("StdOut") else None
-        try:
-            incident = draft_failure(root=root, now=clock(), run=run, job=job, exit_code=status, state=state, log=log)
-        except Exception as exc:  # the end event is still worth writing
-            recorder.warn(f"could not draft the incident of job {job.job_id}: {exc}")
+    status = exit_code(info)
+    incident = incident_of(state, root=root, now=clock(), run=run, job=job, exit_code=status,
+                           log=Path(info["StdOut"]) if info.get("StdOut") else None, warn=recorder.warn)
     recorder.events(end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident))
     return 0

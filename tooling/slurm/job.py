@@ -87,12 +87,13 @@ def _seconds(text: str) -> int | None:
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def end_state(job: Job, info: Mapping[str, str], *, exit_code: int, terminated: bool) -> str:
+def end_state(job: Job, info: Mapping[str, str], *, exit_code: int | None, terminated: bool) -> str:
     """How the job ended, as SLURM's states name it, from inside the job at its end.
 
     While the batch script still runs, scontrol says RUNNING, or COMPLETING once the scheduler
     has begun to kill it; a requeue shows as a restart count above this run's. ``terminated``:
     the wrapper got a TERM (where scontrol cannot say, a death after it is the scheduler's doing).
+    ``exit_code`` None: the trainer still runs, stopping after that TERM.
     """
     state = info.get("JobState", "")
     restarts = info.get("Restarts", "")

@@ -19,7 +19,9 @@ batch shell and gets ``--signal=B:USR1@...`` itself):
   is requeued, to start again from its last checkpoint, and its end says so;
 - at the trainer's exit: ``end``, stamped then, with its exit code, the job's state (scontrol)
   and the run's last reported step; for a failure (FAILED, NODE_FAIL, OUT_OF_MEMORY) a draft
-  incident, linked from the event.
+  incident, linked from the event; or, when the trainer still runs ``END_BEFORE_KILL`` seconds
+  after the scheduler's TERM (a long save on the way out), ``end`` then, without the exit code,
+  so that SLURM's KILL cannot take the wrapper before its record says how the job ended.
 
 The job always comes first: a record that cannot be written is said once on stderr and the
 trainer runs, and the wrapper exits with the trainer's status, whatever happened to the record.
@@ -30,6 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from tooling.records.layout import path_of
 from tooling.records.load import load_file
 from tooling.records.model import record_time
 from tooling.resilience.watchdog import EXIT_HANG
-from tooling.slurm.ending import draft_failure, end_event, failed
+from tooling.slurm.ending import end_event, incident_of
 from tooling.slurm.job import Job, end_state, exit_status, show
 from tooling.slurm.nodes import Lost, NodeWatch, requeue
 from tooling.slurm.signals import Arrival, Catcher, signal_events
@@ -50,6 +53,9 @@ POLL_SECONDS = 0.2
 HANG_REQUEUED = (f"the hang watchdog ended the job (exit {EXIT_HANG}; its incident has every rank's stack): "
                  "requeued, to resume from the last checkpoint")
 RETRY_SECONDS, RETRY_PAUSE = 30.0, 0.5
+END_BEFORE_KILL = 5.0  # seconds after the scheduler's TERM: the end is written, whether the trainer has exited or not
+STILL_STOPPING = (f"the trainer still ran {END_BEFORE_KILL:g} s after the scheduler's TERM: this end was written "
+                  "then, before SLURM's KILL, without the trainer's exit code")
 
 
 class Recorder:
@@ -109,17 +115,15 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
         recorder.events(*job.started())
         catcher.started(subprocess.Popen(command))
         watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
-        # the requeue this wrapper asked for: the job's end is that, whatever scontrol says yet;
-        # True once that end is written (while the trainer ran), False when it is left to _end
-        asked: list[bool] = []
+        ending = _Ending()
         status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
-                                lambda force: _requeued(recorder, job, asked, watch, force=force))
-        if asked == [True]:  # its end is written: the signals not written yet (SLURM's TERM), after it
+                                lambda force: _while_running(recorder, job, ending, watch, catcher, log, force=force))
+        if ending.written:  # while the trainer ran: the signals not written yet (SLURM's TERM), after it
             recorder.events(*_signals(job, catcher.arrived[written:]))
             return status
-        hung = status == EXIT_HANG and not asked and _requeue_after_hang(recorder, job)
-        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log, requeued=bool(asked) or hung,
-             detail=HANG_REQUEUED if hung else None)
+        hung = status == EXIT_HANG and not ending.requeued and _requeue_after_hang(recorder, job)
+        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log,
+             requeued=ending.requeued or hung, detail=HANG_REQUEUED if hung else None)
         return status
     finally:
         catcher.restore()
@@ -149,17 +153,37 @@ def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
         look(False)
 
 
-def _requeued(recorder: Recorder, job: Job, asked: list[bool], watch: NodeWatch | None, *, force: bool) -> None:
-    """A look at the job's nodes; once it asked for the requeue, the job's end at once: SLURM
-    kills the job KillWait seconds after its TERM (SLURM's default 30 s; some sites set less), and the trainer's
-    shutdown, then a record written after it, did not always fit in them on a busy machine. That
-    end has no exit code (the trainer runs yet). ``force``: the trainer has exited (failed), so
-    its end, with the exit code, is written at once by the caller."""
-    if asked or not _look(recorder, job, watch, force=force):
+@dataclass
+class _Ending:
+    """What the wrapper knows of the job's end while its trainer runs."""
+    requeued: bool = False  # it asked SLURM to requeue the job (a drained node): the end is that
+    written: bool = False  # the end is in the record already, written before the trainer exited
+    term_since: float | None = None  # when it first saw the scheduler's TERM (monotonic)
+
+
+def _while_running(recorder: Recorder, job: Job, ending: _Ending, watch: NodeWatch | None, catcher: Catcher,
+                   log: Path | None, *, force: bool) -> None:
+    """At each poll: a look at the job's nodes, and the job's end written before SLURM's KILL.
+
+    SLURM kills the job KillWait seconds after its TERM (30 s by default; some sites set less),
+    and a trainer's shutdown, then a record written after it, did not always fit in them on a
+    busy machine. So the end is written at once when this wrapper asked for the requeue, and
+    ``END_BEFORE_KILL`` seconds after the scheduler's TERM when the trainer still runs; that end
+    has no exit code. ``force``: the trainer has exited (failed), its end is left to the caller."""
+    if ending.written or ending.requeued:
         return
-    asked.append(not force)
-    if not force:
-        recorder.events(job.event("end", state="REQUEUED", step=recorder.last_step()))
+    if _look(recorder, job, watch, force=force):
+        ending.requeued, ending.written = True, not force
+        if not force:
+            recorder.events(job.event("end", state="REQUEUED", step=recorder.last_step()))
+        return
+    if force or "TERM" not in catcher.names():
+        return
+    ending.term_since = ending.term_since or time.monotonic()
+    if time.monotonic() - ending.term_since >= END_BEFORE_KILL:
+        _end(recorder, job, None, catcher, written=len(catcher.arrived), ended=recorder.clock(), log=log,
+             detail=STILL_STOPPING)
+        ending.written = True
 
 
 def _look(recorder: Recorder, job: Job, watch: NodeWatch | None, *, force: bool) -> bool:
@@ -205,21 +229,15 @@ def _signals(job: Job, batch: list[Arrival]) -> list[dict[str, Any]]:
     return [job.event(**event) for event in signal_events(batch, time_text=record_time)]
 
 
-def _end(recorder: Recorder, job: Job, status: int, catcher: Catcher, *, written: int, ended: datetime,
+def _end(recorder: Recorder, job: Job, status: int | None, catcher: Catcher, *, written: int, ended: datetime,
          log: Path | None, requeued: bool = False, detail: str | None = None) -> None:
     """The end event, at ``ended``, in one write with the signals not written yet. ``requeued``:
     this wrapper asked for the job's requeue (scontrol may not show it yet while the job ends);
-    ``detail``: why, where the event should say it."""
+    ``detail``: why, where the event should say it; ``status`` None: the trainer still runs."""
     info = show(job.slurm_id)
     state = "REQUEUED" if requeued else end_state(job, info, exit_code=status, terminated="TERM" in catcher.names())
-    incident = None
-    if failed(state):
-        log = log or (Path(info["StdOut"]) if info.get("StdOut") else None)
-        try:
-            incident = draft_failure(root=recorder.root, now=ended, run=recorder.run, job=job,
-                                     exit_code=status, state=state, log=log)
-        except Exception as exc:  # the end event is still worth writing without its incident
-            recorder.warn(f"could not draft the incident of job {job.job_id} (the event is written without it): {exc}")
+    incident = incident_of(state, root=recorder.root, now=ended, run=recorder.run, job=job, exit_code=status,
+                           log=log or (Path(info["StdOut"]) if info.get("StdOut") else None), warn=recorder.warn)
     last = {**end_event(job, exit_code=status, state=state, step=recorder.last_step(), incident=incident),
             "detail": detail}
     # a signal that came after the end (while scontrol answered) is listed after it
