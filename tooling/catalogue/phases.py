@@ -1,4 +1,4 @@
-"""When in a run a failure struck: saving a checkpoint, loading one, evaluating, ending an epoch.
+"""When in a run a failure struck: preparing the data, saving a checkpoint, loading one, evaluating, ending an epoch.
 
 A symptom whose causes differ (a collective timeout, a segfault, a hang) is often told apart by
 the phase of the training loop it hit: a timeout while rank 0 writes a checkpoint is not the
@@ -26,6 +26,11 @@ PHASES = {
                         r"\bload_(checkpoint|state)"],
     "evaluation": [r"\b(eval(uation|uating|uate)?|validation|validating)\b"],
     "epoch-end": [r"\bend of (the |an |each )?epoch", r"\bepoch (end|boundary)"],
+    # the dataset made ready before the first step (tokenized, mapped, grouped into chunks), often on
+    # rank 0 alone while the other ranks wait: "Running tokenizer on dataset", "preprocessing the data"
+    "data-preparation": [r"\btokeni[sz](e|es|ed|ing|er|ation)\b", r"\bpre-?process(es|ed|ing)?\b",
+                         r"\b(prepar|mapp|group|pack)(e|es|ed|ing)\b.{0,20}\b(datasets?|data|texts|examples|samples)\b",
+                         r"\b(datasets?|texts)\b.{0,20}\b(prepared|mapped|grouped|packed)\b"],
 }
 _OWNER = [name for name, patterns in PHASES.items() for _ in patterns]
 
