@@ -33,6 +33,10 @@ PHASES = {
                          r"\b(datasets?|texts)\b.{0,20}\b(prepared|mapped|grouped|packed)\b"],
 }
 _OWNER = [name for name, patterns in PHASES.items() for _ in patterns]
+# A save gathers the whole state on one rank and writes it out: host memory or a disk exhausted then is
+# the save's own footprint, told apart from the run's (loading, initialising, training) by ``distinguish:
+# [saving]`` in the catalogue.
+SAVING = "checkpoint-save"
 
 
 @lru_cache(maxsize=1)
@@ -62,6 +66,8 @@ def _named(text: str) -> set[str]:
 
 @lru_cache(maxsize=None)
 def _implied(mode_id: str) -> frozenset[str]:
-    """The phases a mode's own title and summary name (by id: hashing a mode hashes all its fields)."""
+    """The phases a mode's own title and summary name (by id: hashing a mode hashes all its fields),
+    and preparing the data for a mode of the data layer: every one of its failures struck while data
+    was read or prepared, so that phase tells none of them apart."""
     mode = catalogue().by_id[mode_id]  # type: ignore[attr-defined]
-    return frozenset(_named(f"{mode.title} {mode.summary}"))
+    return frozenset(_named(f"{mode.title} {mode.summary}") | ({"data-preparation"} if mode.layer == "data" else set()))
