@@ -115,6 +115,8 @@ class Codes:
                     or self.exception)
 
     def of(self, kind: str) -> tuple[str, ...]:
+        if kind == "saving":  # whether a checkpoint was being written is the incident's to say, never a line's
+            return ()
         return tuple(str(v) for v in getattr(self, kind))
 
 
