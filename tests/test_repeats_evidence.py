@@ -127,3 +127,31 @@ def test_a_named_component_is_not_a_failed_one() -> None:
         _incident(3, title="NVLink errors on node12 after the driver update"),
     ]
     assert _groups(records) == [["INC-0001"], ["INC-0002", "INC-0003"]]
+
+
+def test_a_wait_that_outlasts_rank_0_preparing_the_data_is_that_phase_in_any_run() -> None:
+    socket = ("[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, "
+              "addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms")
+    records = [
+        _incident(1, title="Fine-tune dies after half an hour of tokenizing the dataset", signatures=[WATCHDOG]),
+        _incident(2, title="Timeout while the dataset is being grouped into chunks", signatures=[WATCHDOG],
+                  run="other"),
+        # the store's socket timed out while rank 0 still tokenized: the ranks had met, not a rendezvous
+        _incident(3, title="Rank 1 gives up on the rendezvous store while prompts are tokenized",
+                  signatures=[socket]),
+        _incident(4, title="torchrun cannot reach the store on the head node", signatures=[STORE]),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
+    assert identify_data(records[2].data).key == ("mode", "nccl.collective-timeout", "phase=data-preparation")
+    corrupt = catalogue().get("data.corrupt-sample")  # every data failure strikes while data is prepared
+    assert phase_of({"title": "tokenizer worker hung on a corrupt shard"}, corrupt) is None
+
+
+def test_host_memory_exhausted_by_a_save_is_the_saves_not_the_runs() -> None:
+    records = [
+        _incident(1, title="Killed at every checkpoint save", keywords=["ran out of RAM"]),
+        _incident(2, title="Killed while saving the model", keywords=["host memory exhausted"], run="other"),
+        _incident(3, title="Killed while reloading the checkpoint to resume", keywords=["needs more RAM"]),
+        _incident(4, title="Trainer killed as the model loads", keywords=["solved by a machine with more RAM"]),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"]]

@@ -33,7 +33,7 @@ from tooling.analysis.similarity import STOP_WORDS
 from tooling.catalogue.codes import line_words, shown_identifying
 from tooling.catalogue.evidence import primary, routine_mode
 from tooling.catalogue.modes import FailureMode, catalogue
-from tooling.catalogue.phases import SAVING, phase_of
+from tooling.catalogue.phases import SAVING, named_phase, phase_of
 from tooling.catalogue.recognise import CODE_LABELS, Recognition
 from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
@@ -113,6 +113,8 @@ def identify_data(data: dict[str, Any]) -> Identity:
     recurring failure to its open incident by it)."""
     found = primary(data)
     mode, lines, recognised = found.mode, found.lines, found.recognised
+    if mode is not None and mode.after_start and named_phase(data) is not None:
+        mode = catalogue().by_id[mode.after_start]  # type: ignore[attr-defined]  # the run was under way
     kept = tuple(recognised)  # their codes are read only for explanations
     if mode is not None and not mode.generic:
         via = next((r.via for s, r in zip(lines, recognised) if s == found.line and r.mode is mode), "") \

@@ -103,7 +103,11 @@ def consistency(entries: list[dict[str, Any]]) -> list[Problem]:
 
 
 def _refinement(index: int, entry: dict[str, Any], before: set[str], ids: set[str]) -> list[Problem]:
-    """A mode refines one that exists and comes after it (specific before general, so no cycle)."""
+    """A mode refines one that exists and comes after it (specific before general, so no cycle);
+    the mode it is after a run's start exists."""
+    later = entry.get("after_start")
+    if later is not None and later not in ids:
+        return [((index, "after_start"), f"{entry['id']}: after_start {later!r}, which is not in the catalogue")]
     parent = entry.get("refines")
     if parent is None:
         return []

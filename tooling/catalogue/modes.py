@@ -33,6 +33,9 @@ class FailureMode:
     downstream: bool = False
     ends_attempt: bool = False  # a scheduler's stop: nothing after it is the aftermath of what came before
     refines: str | None = None  # the coarser mode this one is a particular failure of
+    # the mode its failure is when the incident names a phase of a run under way (preparing the data,
+    # saving): the ranks had met, so a store that timed out then was a wait on a busy peer, not a rendezvous
+    after_start: str | None = None
 
 
 @dataclass(frozen=True)
