@@ -140,8 +140,10 @@ def test_a_wait_that_outlasts_rank_0_preparing_the_data_is_that_phase_in_any_run
         _incident(3, title="Rank 1 gives up on the rendezvous store while prompts are tokenized",
                   signatures=[socket]),
         _incident(4, title="torchrun cannot reach the store on the head node", signatures=[STORE]),
+        _incident(5, title="Throws after thirty minutes", keywords=["the others wait at a barrier while rank 0 "
+                                                                    "preprocesses the data"], run="third"),
     ]
-    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003", "INC-0005"], ["INC-0004"]]
     assert identify_data(records[2].data).key == ("mode", "nccl.collective-timeout", "phase=data-preparation")
     corrupt = catalogue().get("data.corrupt-sample")  # every data failure strikes while data is prepared
     assert phase_of({"title": "tokenizer worker hung on a corrupt shard"}, corrupt) is None
