@@ -1,10 +1,10 @@
 """Plain records after loading: data plus the file they came from, and typed helpers."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 
@@ -25,7 +25,7 @@ class Record:
 
     @property
     def stem(self) -> str:
-        return Path(self.path).name.rsplit(".", 1)[0]
+        return os.path.basename(self.path).rsplit(".", 1)[0]  # a file's path: its Path's name, made faster
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)

@@ -100,9 +100,11 @@ class Checked:
 
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,
-             checked: Checked | None = None) -> Report:
+             checked: Checked | None = None, warnings: bool = True) -> Report:
     """Check ``paths`` (files or folders); references also resolve against ``root``'s records.
-    ``checked``: files checked before, not checked again unless they changed."""
+    ``checked``: files checked before, not checked again unless they changed. ``warnings`` False:
+    the cross-record rules that only warn are not run (:func:`~tooling.rules.crossref.check_all`),
+    for a caller that reads only the errors."""
     misnamed: list[str] = []
     files = record_files(paths, misnamed=misnamed)
     report = Report(files=len(files))
@@ -114,7 +116,7 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
         universe += repository_records(root, skip=files, jobs=jobs)
     # a record that does not load is still named by others: its own error is the one to fix
     shown = [path for path, data, _ in results if not usable(data)]
-    report.findings.extend(check_all(clean, RecordIndex(universe, shown), now=now))
+    report.findings.extend(check_all(clean, RecordIndex(universe, shown), now=now, warnings=warnings))
     broken = {f.path for f in report.findings if f.severity is not Severity.NOTE}
     # a suggestion next to an error or a warning is noise: fix the record first
     report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)
