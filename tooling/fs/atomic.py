@@ -21,14 +21,14 @@ def _named(exc: OSError, path: Path) -> OSError:
     return type(exc)(exc.errno, exc.strerror, str(path)) if exc.errno else exc
 
 
-def _write_temp(path: Path, text: str) -> str:
+def _write_temp(path: Path, text: str | bytes) -> str:
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise _named(exc, path) from exc
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:  # bytes as they are (a cache's pickle), text as UTF-8
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException as exc:
@@ -107,8 +107,8 @@ def _replaced(path: Path) -> Path:
     return path
 
 
-def replace_file(path: Path, text: str, *, still: Callable[[], bool] | None = None) -> bool:
-    """Atomically replace (or create) ``path`` with ``text``; True once replaced.
+def replace_file(path: Path, text: str | bytes, *, still: Callable[[], bool] | None = None) -> bool:
+    """Atomically replace (or create) ``path`` with ``text`` (UTF-8), or bytes as they are; True once replaced.
 
     ``still``: asked once the new text is on disk, just before the rename; False leaves ``path``
     as it is and returns False. A compare-and-swap asks here, not before the write, so that a
