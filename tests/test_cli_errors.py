@@ -46,6 +46,20 @@ def test_invalid_utf8_and_control_characters_in_arguments_are_usage_errors(repo:
     assert snapshot(repo) == before
 
 
+@pytest.mark.parametrize("command", [["validate"], ["repeats"], ["build"], ["new-incident", "--title", "Xid 79 on n3"]])
+def test_a_root_that_is_no_folder_is_a_usage_error_not_an_empty_repository(
+        repo: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    """A mistyped --root used to read as a repository with no records: validate said "0 files
+    checked" and exited 0."""
+    (repo / "notes.txt").write_text("not a repository\n")
+    before = snapshot(repo)
+    for root, said in ((repo / "missing", "no such folder"), (repo / "notes.txt", "not a folder")):
+        assert main(["--root", str(root), *command]) == 2
+        assert capsys.readouterr().err == (
+            f"tooling: error: --root: expected the repository's folder but received: '{root}' ({said})\n")
+    assert snapshot(repo) == before
+
+
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A repository on a 256 KiB tmpfs of its own (root only), unmounted afterwards."""

@@ -17,7 +17,7 @@ import argparse
 from importlib import import_module
 from types import ModuleType
 
-from tooling.errors import FieldError
+from tooling.errors import FieldError, UsageError
 from tooling.now import Clock
 from tooling.records.layout import find_root
 
@@ -68,6 +68,9 @@ def dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: li
     from tooling.catalogue.local import repository  # the work's: not loaded to build the parser
 
     root = args.root.resolve() if args.root else find_root()
+    if args.root and not root.is_dir():  # a mistyped --root would read as an empty repository
+        said = "no such folder" if not root.exists() else "not a folder"
+        raise UsageError(f"--root: expected the repository's folder but received: '{args.root}' ({said})")
     try:
         with repository(root):  # the catalogue every command reads is the shipped one and root's own
             return module_of(args.command).run(args, root=root, clock=Clock(args.now), argv=argv)
