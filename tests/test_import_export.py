@@ -349,9 +349,32 @@ def test_a_row_that_can_be_filed_nowhere_stops_the_import(history: Path) -> None
     result = _import(history, "nowhere.csv")
     assert result.returncode == 1
     assert result.stderr == (
-        "tooling: error: nowhere.csv:2: the row names no run of this repository and no cluster, and the mapping "
-        "has no defaults.run or defaults.cluster; expected one of them\n(nothing was imported)\n")
+        "tooling: error: nowhere.csv:2: the row names no run of this repository and no cluster, and neither "
+        "--run or --cluster nor the mapping's defaults.run or defaults.cluster says where it goes; expected one "
+        "of them\n(nothing was imported)\n")
     assert snapshot(history) == before
+
+
+def test_a_logbook_of_one_cluster_or_one_run_says_so_on_the_command_line(history: Path) -> None:
+    """As scan's --run and --cluster: rows that name no run go where the option says, a row's own run
+    still wins, and a run or cluster name that cannot be is a usage error before anything is read."""
+    (history / "pod.csv").write_text("Date,Issue,Resolution,Job\n"
+                                     "2024-03-02,Xid 79 on gpu-a17 fell off the bus,drained gpu-a17; RMA,\n"
+                                     "2024-03-05,Loss went NaN at step 5k,rolled back to step 4k,demo-7b\n")
+    before = snapshot(history)
+    for args, message in ((["--run", "13b-exp"], "--run '13b-exp': no such run; expected one of: ['demo-7b']"),
+                          (["--cluster", "A100 pod"], "--cluster 'A100 pod': expected lower-case letters, digits "
+                                                      "and dashes, such as demo-7b but received: 'A100 pod'")):
+        result = _import(history, "pod.csv", *args)
+        assert (result.returncode, result.stderr) == (2, f"tooling: error: {message}\n")
+    assert snapshot(history) == before
+    result = _import(history, "pod.csv", "--cluster", "a100-pod")
+    assert result.returncode == 0, result.stderr
+    xid, nan = _incidents(history).values()
+    assert (xid["scope"], xid["cluster"], "run" in xid, xid["actions"]) == (
+        "cluster", "a100-pod", False, ["drained gpu-a17; RMA"])  # a resolution is what was done
+    assert (nan["run"], "cluster" in nan, nan["actions"]) == ("demo-7b", False, ["rolled back to step 4k"])
+    _valid(history)
 
 
 BY_HAND = """\

@@ -35,6 +35,8 @@ USUAL_NAMES = {
     **dict.fromkeys(("rank",), "ranks"),
     **dict.fromkeys(("job", "job_name", "run_id", "experiment"), "run"),
     **dict.fromkeys(("cause", "root", "rca", "diagnosis"), "root_cause"),
+    **dict.fromkeys(("resolution", "fix", "fixed_by", "remediation", "mitigation", "action", "action_taken",
+                     "actions_taken", "what_was_done", "workaround", "response"), "actions"),
     **dict.fromkeys(("error", "errors", "log", "log_line", "log_lines", "signature", "message"), "signatures"),
     **dict.fromkeys(("sev", "priority", "impact_level"), "severity"),
     **dict.fromkeys(("state", "resolution_status"), "status"),

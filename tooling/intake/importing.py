@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from tooling.errors import UserError
+from tooling.errors import UsageError, UserError
 from tooling.fs.lock import LockTimeout, locked
 from tooling.intake.fields import NAMED
 from tooling.intake.formats import format_of, read_table
-from tooling.intake.mapping import Mapping, bind, load_mapping
+from tooling.intake.mapping import Mapping, bind, load_mapping, value_problem
 from tooling.intake.notes import Note
 from tooling.intake.row_identity import Imported, imported
 from tooling.intake.rows import RowDraft, Reading, draft
@@ -60,9 +60,17 @@ def one_at_a_time(root: Path) -> Iterator[None]:
                         "expected one import at a time (run it again when that one has finished)") from None
 
 
-def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | None, fmt: str | None) -> Plan:
+def plan_import(path: Path, *, root: Path, now: datetime, mapping_path: Path | None, fmt: str | None,
+                place: dict[str, str] | None = None) -> Plan:
+    """``place``: where rows that name neither a run nor a cluster go ({"run": id} or
+    {"cluster": name}), in place of the mapping's defaults for them."""
     runs = tuple(ids(root, "run"))
     given = load_mapping(mapping_path, runs=runs) if mapping_path is not None else Mapping()
+    for name, value in (place or {}).items():
+        problem = value_problem(name, value, runs)
+        if problem:
+            raise UsageError(f"--{name} {value!r}: {problem}")
+        given.defaults = {**{k: v for k, v in given.defaults.items() if k not in ("run", "cluster")}, name: value}
     table = read_table(path, format_of(path, fmt), prefer=[c for cs in given.columns.values() for c in cs])
     mapping = bind(given, table.columns, str(path))
     plan = Plan(str(path), path.name, "id" in mapping.columns, before=imported(root))

@@ -83,8 +83,8 @@ def draft(row: Row, reading: Reading) -> RowDraft | str:
     _impact(values, tally)
     where = _place(values, reading.mapping.defaults)
     if where is None:
-        return ("the row names no run of this repository and no cluster, and the mapping has no "
-                "defaults.run or defaults.cluster; expected one of them")
+        return ("the row names no run of this repository and no cluster, and neither --run or --cluster nor "
+                "the mapping's defaults.run or defaults.cluster says where it goes; expected one of them")
     tally.notes[:] = [replace(n, why=f"{n.why}; filed under {where} (the mapping's default)")
                       if (n.field, n.tag) == ("run", "unmapped") else n for n in tally.notes]
     _complete(values, description, where, reading, tally)
