@@ -12,7 +12,10 @@ import pytest
 from tooling.analysis import load_analysis
 from tooling.analysis.derived import IDENTITY, SIGNATURES, TERMS
 from tooling.commands.repeats import as_json
+from tooling.errors import UserError
+from tooling.records.findings import Finding
 from tooling.rules.kept import KeptChecks
+from tooling.rules.validate import OWN
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 SETTLED = 10**18  # ns: older than any save, so a file's check (and what is derived from it) is kept
@@ -31,6 +34,7 @@ def repository(root: Path, signatures: list[str]) -> Path:
     (root / "runbooks" / "runs").mkdir(parents=True)
     (root / "runbooks" / "runs" / "demo-7b.yaml").write_text(
         "kind: run\nid: demo-7b\ntitle: Demo\nowner: alice\nstate: running\nupdated_at: 2026-11-28T09:00:00+00:00\n")
+    os.utime(root / "runbooks" / "runs" / "demo-7b.yaml", ns=(SETTLED, SETTLED))  # kept as the incidents are
     (root / "incidents").mkdir()
     for number, signature in enumerate(signatures, 1):
         incident(root, number, signature)
@@ -62,8 +66,9 @@ def test_what_is_derived_from_an_unchanged_file_is_kept_and_read_back(tmp_path: 
     fresh = analysed(root, kept=False)
     assert analysed(root, kept=True) == fresh
     kept = derived(root)
-    assert sorted(kept) == [f"INC-{n:04d}.yaml" for n in (1, 2, 3, 4)]
-    assert all(set(found) == {IDENTITY, TERMS, SIGNATURES} for found in kept.values())
+    assert sorted(kept) == [*(f"INC-{n:04d}.yaml" for n in (1, 2, 3, 4)), "demo-7b.yaml"]
+    assert all(set(found) == {IDENTITY, TERMS, SIGNATURES, OWN} for name, found in kept.items() if name != "demo-7b.yaml")
+    assert kept["demo-7b.yaml"] == {OWN: ()}, "a run: the findings of its own rules (none), nothing analysed"
     assert analysed(root, kept=True) == fresh
     # read back, not made again: a kept identity planted for INC-0004 is the one the analysis uses
     checks = KeptChecks(root)
@@ -85,17 +90,42 @@ def test_a_changed_file_is_derived_again(tmp_path: Path) -> None:
     assert derived(root)["INC-0003.yaml"] != before
 
 
+def test_the_findings_of_a_records_own_rules_are_kept_and_found_again_once_it_changes(tmp_path: Path) -> None:
+    root = repository(tmp_path / "repo", [XID, NAN])
+    expected = analysed(root, kept=False)
+    analysed(root, kept=True)
+    checks = KeptChecks(root)
+    key = next(k for k in checks.derived if k[2].endswith("INC-0002.yaml"))
+    assert checks.derived[key][OWN] == ()
+    # read back, not found again: a finding planted for the unchanged file stops the command
+    checks.derived[key][OWN] = (Finding(key[2], 9, 1, "time-order", "planted, never found"),)
+    checks.changed = True
+    checks.save()
+    with pytest.raises(UserError, match="planted, never found"):
+        analysed(root, kept=True)
+    path = root / "incidents" / "INC-0002.yaml"
+    path.write_text(path.read_text("utf-8").replace("resolved_at: 2026-11-02T05", "resolved_at: 2026-11-02T03"))
+    os.utime(path, ns=(SETTLED + 10**9,) * 2)  # changed: its own rules run again, the time-order is real
+    with pytest.raises(UserError, match=r"INC-0002.yaml:\d+:\d+: \[time-order\] resolved_at"):
+        analysed(root, kept=True)
+    incident(root, 2, NAN, at=SETTLED + 2 * 10**9)
+    assert analysed(root, kept=True) == expected
+
+
 def test_what_this_code_does_not_write_is_made_again(tmp_path: Path) -> None:
     root = repository(tmp_path / "repo", [XID, ENOSPC, ENOSPC, NAN])
     expected = analysed(root, kept=False)
     analysed(root, kept=True)
     checks = KeptChecks(root)
-    for found, junk in zip(checks.derived.values(), [("not", "an identity", "at all", "!"), 7, None, "x"]):
-        found.update({IDENTITY: junk, TERMS: junk, SIGNATURES: junk})
+    for found, junk in zip(checks.derived.values(), [("not", "an identity", "at all", "!"), 7, None, "x", ("y",)]):
+        found.update({IDENTITY: junk, TERMS: junk, SIGNATURES: junk, OWN: junk})
     checks.changed = True
     checks.save()
     assert analysed(root, kept=True) == expected
-    assert all(isinstance(found[TERMS], dict) for found in derived(root).values()), "made again and kept"
+    again = derived(root)
+    assert all(isinstance(found[TERMS], dict) for name, found in again.items() if name != "demo-7b.yaml"), \
+        "made again and kept"
+    assert all(found[OWN] == () for found in again.values())
 
 
 def test_what_was_derived_under_other_code_is_not_read(tmp_path: Path) -> None:

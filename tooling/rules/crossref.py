@@ -207,14 +207,19 @@ def check_rotation(records: list[Record]) -> Iterator[Finding]:
 RULES: tuple[Callable[[list[Record]], Iterator[Finding]], ...] = (
     check_times, check_status, check_ladders, check_rotation)
 ERROR_RULES = (check_times, check_status, check_ladders)  # check_rotation only warns
+# the rules whose findings depend on nothing but the record's file (not the time now: a run's
+# rotation is checked only while it is live), so they can be kept with the file's check
+OWN_RULES = ERROR_RULES
 
 
-def check_all(records: list[Record], index: Others, *, now: datetime, warnings: bool = True) -> list[Finding]:
+def check_all(records: list[Record], index: Others, *, now: datetime, warnings: bool = True,
+              own: bool = True) -> list[Finding]:
     """Findings of every cross-record rule for ``records``; references resolve in ``index``
     (every record: :class:`~tooling.rules.others.RecordIndex`, or those a write asks for:
     :class:`~tooling.rules.others.Repository`). ``warnings`` False: only the rules that find
     errors, for a writer that neither shows warnings nor refuses for them (some warning rules
-    count over every record)."""
+    count over every record). ``own`` False: the rules of :data:`OWN_RULES` are left to the
+    caller (validate keeps their findings with each file's check)."""
     found = list(check_ids(records, index))
     found.extend(check_references(records, index))
     found.extend(check_repeat_cycles(records, index))
@@ -224,7 +229,8 @@ def check_all(records: list[Record], index: Others, *, now: datetime, warnings: 
         found.extend(check_ladder_coverage(records, index))
         found.extend(check_overlays(records, index.named))
     for rule in RULES if warnings else ERROR_RULES:
-        found.extend(rule(records))
+        if own or rule not in OWN_RULES:
+            found.extend(rule(records))
     return found
 
 

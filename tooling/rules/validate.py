@@ -14,11 +14,12 @@ from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.layout import meant_name, record_files, record_sources, repository_files
 from tooling.records.locate import stat_key
 from tooling.records.model import Record
-from tooling.rules.crossref import check_all
+from tooling.rules.crossref import OWN_RULES, check_all
 from tooling.rules.others import RecordIndex, usable
 from tooling.rules.record_check import file_findings
 
 PARALLEL_FROM = 200  # below this, starting workers costs more than it saves
+OWN = "own findings"  # what Checked keeps of a file: the findings of the rules of its record alone
 Result = tuple[str, Any, list[Finding]]
 
 
@@ -116,11 +117,27 @@ def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, 
         universe += repository_records(root, skip=files, jobs=jobs)
     # a record that does not load is still named by others: its own error is the one to fix
     shown = [path for path, data, _ in results if not usable(data)]
-    report.findings.extend(check_all(clean, RecordIndex(universe, shown), now=now, warnings=warnings))
+    report.findings.extend(check_all(clean, RecordIndex(universe, shown), now=now, warnings=warnings,
+                                     own=checked is None))
+    if checked is not None:
+        report.findings.extend(_own_findings(clean, checked))
     broken = {f.path for f in report.findings if f.severity is not Severity.NOTE}
     # a suggestion next to an error or a warning is noise: fix the record first
     report.findings = sorted(f for f in report.findings if f.severity is not Severity.NOTE or f.path not in broken)
     return report
+
+
+def _own_findings(records: list[Record], checked: Checked) -> list[Finding]:
+    """The findings of :data:`~tooling.rules.crossref.OWN_RULES` for ``records``, kept with each
+    file's check: over 100,000 unchanged incidents their times were read again at every command."""
+    found: list[Finding] = []
+    for record in records:
+        own = checked.kept_of(record.path, OWN)
+        if not (isinstance(own, tuple) and all(isinstance(f, Finding) for f in own)):  # else: not this code's
+            own = tuple(f for rule in OWN_RULES for f in rule([record]))
+            checked.keep_of(record.path, OWN, own)
+        found.extend(own)
+    return found
 
 
 def _misnamed(path: str) -> Finding:
