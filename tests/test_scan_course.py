@@ -138,3 +138,25 @@ def test_a_running_sum_printed_as_it_grows_is_no_climb(tmp_path: Path) -> None:
         total += 230.0 * (1 + rnd.uniform(-0.05, 0.05))
         lines.append(f"[epoch 1, batch {batch * 100:5d}] loss: {total:.3f}")
     assert drafted(tmp_path, lines) == []
+
+
+def keras(losses: list[float]) -> list[str]:
+    """Keras' epoch lines: ``Epoch 3`` then ``61878/61878 [====...] - 5s - loss: 0.9397``."""
+    return [line for i, loss in enumerate(losses)
+            for line in (f"Epoch {i}", f"61878/61878 [{'=' * 30}] - 5s - loss: {loss:.4f}     ")]
+
+
+def test_a_loss_that_leaps_tenfold_and_stays_there_diverged(tmp_path: Path) -> None:
+    # raw-log sweep 9's Keras run: falling to 0.74, then 13.4 and 26.6 and held there
+    found = drafted(tmp_path, keras([1.18, 1.04, 0.99, 0.94, 0.89, 0.85, 0.81, 0.79, 0.76, 0.74,
+                                     13.3614, 26.6396, 26.6453, 26.6462]))
+    assert [(mode, line) for mode, line, _ in found] == [("training.divergence", 22)]
+    assert found[0][2].startswith("loss jumped to 13.3614 at line 22, 15x the median 0.87")
+
+
+def test_a_leap_that_comes_back_or_is_too_early_to_judge_is_no_divergence(tmp_path: Path) -> None:
+    falling = [1.18, 1.04, 0.99, 0.94, 0.89, 0.85]
+    assert drafted(tmp_path, keras(falling + [13.4, 12.9, 0.84, 0.83])) == []  # two readings up, then back
+    assert drafted(tmp_path, keras([0.9, 0.8, 0.7, 13.4, 12.9, 12.8])) == []  # too few readings before it
+    assert drafted(tmp_path, keras(falling + [7.9, 8.1, 8.2, 8.0])) == []  # under ten times: a Spike's to judge
+    assert drafted(tmp_path, keras([24.1, 23.5, 3.1, 2.2, 1.9, 1.7, 1.5, 1.4, 1.3])) == []  # falling from high

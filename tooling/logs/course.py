@@ -8,6 +8,9 @@ lines show all the same, judged against the run's own earlier values, never a fi
 
 - :class:`Blowup`: a loss :data:`BLOWUP` times the median of the readings before it: not noise
   but orders of magnitude (training.divergence);
+- :class:`Leap`: a loss :data:`LEAP` times the median of the readings before it that stays there
+  for :data:`LEAP_HOLD` readings in a row: a level the run jumped to, not a spike that passes
+  (training.divergence);
 - :class:`Climb`: a loss that rose on :data:`CLIMB_LINES` readings in a row, by :data:`CLIMB`
   overall: the smoothed losses frameworks print fall or wander, they do not climb line after line
   (training.divergence); not a running sum printed as it grows, which adds the same each line;
@@ -30,6 +33,7 @@ PLATEAU = "training.plateau"
 READINGS = 100  # of a run, judged here; after them the baselines of spikes.Spike and trends.Flat judge
 BLOWUP = 1000.0  # times the median of the readings before: three orders of magnitude
 BLOWUP_BEFORE = 2  # readings before it, at least
+LEAP, LEAP_BEFORE, LEAP_HOLD = 10.0, 5, 3  # times the median of so many readings before, held so many in a row
 CLIMB_LINES, CLIMB = 10, 1.2  # rises in a row, and the last reading over the first
 CHANCE_CLASSES = range(2, 11)  # k of ln k: above 10 the values crowd together and prove nothing
 CHANCE_TOLERANCE = 0.001  # of ln k: a loss printed 1.3864 is at ln 4, one printed 1.39 may not be
@@ -59,6 +63,45 @@ class Blowup:
                 f"{g(usual)} of the {len(before) - 1} readings before it, from {first.place()}")
         return SeriesFinding(DIVERGED, f"{reading.key} {g(usual)} to {reading.raw}", point,
                              (text, *quoted(("before", before[-2][0]), ("jump", point))))
+
+
+class Leap:
+    """A loss LEAP times the median of the readings before it, held there for LEAP_HOLD readings
+    in a row (Keras' 0.74, then 13.36, 26.64, 26.65): one reading so high and back is a spike, and
+    one BLOWUP times as high is Blowup's at once."""
+
+    def __init__(self) -> None:
+        self.before: list[float] = []
+        self.open: tuple[Point, Reading, float, int] | None = None  # (start, its reading, usual, readings held)
+        self.fired = False
+
+    def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
+        value = reading.value
+        if not math.isfinite(value):
+            self.open = None
+            return None  # a NaN is drafted by its line (training.nan)
+        if self.open is not None:
+            start, first, usual, held = self.open
+            if value >= LEAP * usual:
+                self.open = (start, first, usual, held + 1)
+                return self._finding(point, reading) if held + 1 >= LEAP_HOLD else None
+            self.open = None  # back down: a spike, and the readings it held are not the run's usual
+        usual = median(self.before) if len(self.before) >= LEAP_BEFORE else 0.0
+        if not self.fired and usual > 0 and LEAP * usual <= value < BLOWUP * usual:
+            self.open = (point, reading, usual, 1)
+            return None
+        self.before.append(value)
+        del self.before[:-20]  # the latest readings are the run's usual
+        return None
+
+    def _finding(self, point: Point, reading: Reading) -> SeriesFinding:
+        start, first, usual, held = self.open or (point, reading, 1.0, 1)
+        self.fired, self.open = True, None
+        text = (f"{first.key} jumped to {first.raw} at {start.place()}, {first.value / usual:,.0f}x the median "
+                f"{g(usual)} of the readings before it, and stayed {LEAP:g}x above it for {held} readings, "
+                f"to {reading.raw} at {point.place()} ({steps_between(start, point)}): a level, not a spike")
+        return SeriesFinding(DIVERGED, f"{first.key} {g(usual)} to {first.raw}, held", start,
+                             (text, *quoted(("jump", start), ("latest", point))))
 
 
 class Climb:

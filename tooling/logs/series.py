@@ -21,7 +21,7 @@ baseline and the ratio. Memory is bounded: a window of values per series, a few 
 from __future__ import annotations
 
 from tooling.logs.bars import Stretch
-from tooling.logs.course import READINGS, Blowup, Climb, Stuck
+from tooling.logs.course import READINGS, Blowup, Climb, Leap, Stuck
 from tooling.logs.numbers import Numbers
 from tooling.logs.spikes import SeriesFinding, Point, Spike
 from tooling.logs.scale import ScaleFloor
@@ -42,7 +42,7 @@ class Series:
         self.loss = Spike("loss", z=8.0, ratio=1.3)
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
         self.flat, self.slow = Flat(), Slowdown()
-        self.course = (Blowup(), Climb(), Stuck())
+        self.course = (Blowup(), Leap(), Climb(), Stuck())
 
     def observe(self, point: Point, numbers: Numbers) -> list[SeriesFinding]:
         found: list[SeriesFinding | None] = [self.gap.observe(point)]
