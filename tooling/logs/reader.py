@@ -59,6 +59,8 @@ class LineReader(Recorder):
             found = blocks.exception_line(buffer, start, limit)
             if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
                     and line - self.stopped > TAIL:
+                if any(unknown.a_threads(told) for _, told in blocks.above(buffer, start, 1)):
+                    return False  # a thread's traceback cut off: the thread died, not (yet) the run
                 return self._cut(Flagged(text, where, start, line), limit, (when, time_from), above)
             if not isinstance(found, blocks.Found):  # else given up: no exception line
                 waits = found is blocks.INCOMPLETE and (self.deferrable or self._polled)

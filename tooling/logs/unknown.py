@@ -11,7 +11,8 @@ such line is one when
 and no line between says the run went on (a progress line, "reconnected", "succeeded"). A line
 that says it will retry is no failure yet, nor is one written while the process unwinds from a
 stop it was told (a Ctrl-C, a launcher closing its workers). A log that ends inside a traceback
-is such a line too: its header and last line, with a note that the exception is missing.
+is such a line too: its header and last line, with a note that the exception is missing; not
+the traceback of a thread other than the main one, which its process outlives.
 
 "Ends" is the end of the log for ``tooling scan``; for ``tooling watch`` only the end of a file
 done growing (:attr:`tooling.logs.chunks.Chunks.ended`): a writer that paused is not a run that
@@ -85,6 +86,10 @@ _SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[
                      r"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+: [EF] +(?:[0-9]+ +)?"
                      r"[^ \]]+:[0-9]+\] ")
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
+# Python's header for the traceback of a thread other than the main one ("Exception in thread
+# Thread-5:", "Exception in thread Thread-2 (_pin_memory_loop):"): that thread died, its process
+# went on (wandb's uploader, a logger's, a prefetcher's); a log cut inside it shows no death of the run
+_THREAD = re.compile(r"\bException in thread [^:\n]{1,80}:")
 
 
 class Fate(Enum):
@@ -139,6 +144,11 @@ def ends_on_error(text: str) -> bool:
     prefix (see _SEVERE): whatever its words, the log ends on an error (a line that only says it
     will retry does not: it was cut while it waited)."""
     return _SEVERE.search(text) is not None and not retries(text)
+
+
+def a_threads(text: str) -> bool:
+    """Whether a line is Python's header of a thread's traceback, not the main thread's (see _THREAD)."""
+    return _THREAD.search(text) is not None
 
 
 def retries(text: str) -> bool:
