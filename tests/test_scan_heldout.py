@@ -68,6 +68,8 @@ SWEEPS = {
     "heldout-5": (14, 14, 14, 0, 6, 0),
     # sweep 8, first sight: 14 failures, 12 drafted, 9 classified, 2 false drafts, 1 in each of two healthy logs
     "heldout-6": (14, 14, 12, 1, 6, 1),
+    # sweep 9, first sight: 14 failures, 11 drafted, 10 classified, 1 false draft, in a healthy log
+    "heldout-7": (14, 14, 14, 0, 6, 0),
 }
 
 
