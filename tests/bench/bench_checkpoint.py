@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from paired import paired_rounds, seconds
+from paired import paired_rounds, seconds, threads
 from tooling.resilience.checkpoint import CheckpointManager
 from tooling.resilience.nan_guard import NaNGuard
 
@@ -111,7 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a few KB of state, 2 rounds: a smoke test in seconds")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads())
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint_figures(Path(tmp), tiny=args.tiny)
     nan_guard_figures(tiny=args.tiny)

@@ -21,7 +21,7 @@ import random
 
 import torch
 
-from paired import paired_rounds, seconds
+from paired import paired_rounds, seconds, threads
 from tooling.resilience.loss_spike import LossSpikeGuard, SpikeConfig
 
 
@@ -81,7 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a few steps: a smoke test in seconds")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads())
     per_step_overhead(tiny=args.tiny)
     check_cost(tiny=args.tiny)
 

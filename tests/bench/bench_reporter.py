@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from paired import threads
 from records import full_feed
 from tooling.resilience import RunReporter
 
@@ -106,7 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a few steps, 3 rounds: a smoke test in seconds")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads())
     # the NaN-guard bench's model (512 wide, ~10 ms a step here) or a toy one for the smoke test
     steps_per_round, rounds, width = (2, 3, 32) if args.tiny else (20, 101, 512)
     with tempfile.TemporaryDirectory() as tmp:

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from paired import paired_rounds, seconds
+from paired import paired_rounds, seconds, threads
 from tooling.resilience.stragglers import StragglerDetector
 
 
@@ -63,7 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="a few steps: a smoke test in seconds")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads())
     with tempfile.TemporaryDirectory() as tmp:
         dist.init_process_group("gloo", init_method=Path(tmp, "store").as_uri(), rank=0, world_size=1)
         try:

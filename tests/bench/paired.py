@@ -6,10 +6,18 @@ holds where two separate runs of a minute each would not.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+
+def threads(default: int = 2) -> int:
+    """PyTorch's threads for a benchmark's loop: ``default``, or OMP_NUM_THREADS where the caller set
+    it. The suite's parallel run sets 1 (tests/conftest.py): there two threads per process spin
+    against the other workers' processes on two cores, for the same figures of a smoke test."""
+    return int(os.environ.get("OMP_NUM_THREADS") or default)
 
 
 def seconds(action: Callable[[], object]) -> float:
