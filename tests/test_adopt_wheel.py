@@ -49,7 +49,9 @@ def test_a_team_adopts_the_installed_wheel(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("*.whl")
     venv = tmp_path / "env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    installed = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--quiet",
+    # --no-compile: pip's byte-compiling of every installed module cannot fail an install (as in
+    # tests/test_release.py); the commands below compile what they import, as they import it
+    installed = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--no-compile",
                                 "--disable-pip-version-check", f"{wheel}{_extras()}"],
                                capture_output=True, text=True, timeout=900)
     assert installed.returncode == 0, installed.stderr[-3000:]

@@ -164,8 +164,10 @@ def test_the_training_extra_alone_runs_the_primitives_and_lab_2(built: tuple[Pat
     started = time.monotonic()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python, bin_dir = venv / "bin" / "python", venv / "bin"
+    # --no-compile: pip's byte-compiling of every installed module (torch's thousands) cannot fail an
+    # install, and was 16 of its 26 s of CPU; what runs here compiles what it imports, as it imports it
     install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                              f"{wheel}[training]"], capture_output=True, text=True, timeout=900)
+                              "--no-compile", f"{wheel}[training]"], capture_output=True, text=True, timeout=900)
     assert install.returncode == 0, install.stderr[-3000:]
     installed = time.monotonic() - started
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "OMP_NUM_THREADS": "1"}
