@@ -11,7 +11,10 @@ from support import CORPUS, PROJECT
 
 
 def _pre_commit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    # PIP_COMPILE=0 (pip's --no-compile; PIP_NO_COMPILE=1 would read as compile=1): the byte-compiling
+    # of every module pre-commit's pip installs into the hook's environment cannot fail the install,
+    # and was a third of this file's CPU; the hook compiles what it imports, as it imports it
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_COMPILE": "0"}
     return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
