@@ -90,6 +90,7 @@ class Recogniser:
                         for code in values}
 
     def line(self, text: str) -> Recognition:
+        text = asserted(text)
         found, matched, known = identifying(text, messages=False), self.lines.matching(text), len(self.owner)
         errnos = known + len(ERRNO_MESSAGES)
         said = [errno_of_message(i - known) for i in matched if known <= i < errnos]
@@ -151,6 +152,18 @@ _CLEARED = re.compile(r"\b(?:looked|looks|look|was|were|is|are|seemed|seems|stay
                       r"|\bruled out\b|\brules out\b|\b(?:not|n't) (?:the|a) (?:cause|culprit|issue|problem)\b"
                       r"|\bno (?:sign|evidence|trace) of\b|\bnot (?:a|an)\b|\bnot expected\b"
                       r"|\bno (?:scheduled|planned|announced)\b", re.IGNORECASE)
+
+
+# A list of the causes a failure might have asserts none of them: Ray's "There are some potential
+# root causes. (1) The process is killed by SIGKILL by OOM killer ... (3) ... due to SIGSEGV", "the
+# possible reasons are". What comes after such a clause is guesswork; the line is read up to it.
+_CANDIDATES = re.compile(r"\b(?:potential|possible|probable|likely) (?:root )?(?:causes|reasons)\b", re.IGNORECASE)
+
+
+def asserted(text: str) -> str:
+    """``text`` up to a clause that lists the causes it might have (see _CANDIDATES)."""
+    found = _CANDIDATES.search(text)
+    return text if found is None else text[:found.start()]
 
 
 def affirmed(text: str) -> str:

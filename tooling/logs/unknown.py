@@ -86,10 +86,12 @@ _SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[
                      r"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+: [EF] +(?:[0-9]+ +)?"
                      r"[^ \]]+:[0-9]+\] ")
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
-# Python's header for the traceback of a thread other than the main one ("Exception in thread
-# Thread-5:", "Exception in thread Thread-2 (_pin_memory_loop):"): that thread died, its process
-# went on (wandb's uploader, a logger's, a prefetcher's); a log cut inside it shows no death of the run
-_THREAD = re.compile(r"\bException in thread [^:\n]{1,80}:")
+# Python's headers of a traceback its process outlives: a thread other than the main one ("Exception
+# in thread Thread-5:", "Exception in thread Thread-2 (_pin_memory_loop):"), that thread died and
+# its process went on (wandb's uploader, a logger's, a prefetcher's); an exception Python swallowed
+# where it cannot raise ("Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__
+# ...>": a destructor, an atexit or weakref callback). A log cut inside one shows no death of the run
+_THREAD = re.compile(r"\bException in thread [^:\n]{1,80}:|\bException ignored in: ")
 
 
 class Fate(Enum):
@@ -147,7 +149,8 @@ def ends_on_error(text: str) -> bool:
 
 
 def a_threads(text: str) -> bool:
-    """Whether a line is Python's header of a thread's traceback, not the main thread's (see _THREAD)."""
+    """Whether a line is Python's header of a traceback its process outlives: a thread's, not the
+    main thread's, or one Python ignored (see _THREAD)."""
     return _THREAD.search(text) is not None
 
 
