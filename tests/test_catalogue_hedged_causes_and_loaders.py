@@ -2,7 +2,8 @@
 a line that lists the causes it might have asserts none of them (Ray's worker-died message names
 SIGSEGV among its guesses); Ray's driver on a worker that died is a failed child, as torchrun's is;
 a package that cannot load its compiled library is a missing dependency, while NCCL's INFO on an
-optional plugin, a UserWarning and Hadoop's warning, which go on without theirs, are not."""
+optional plugin, a UserWarning and Hadoop's warning, which go on without theirs, are not; LSF's and
+PBS's kills over a memory or run-time limit read as SLURM's do (sweep 9)."""
 from __future__ import annotations
 
 import pytest
@@ -67,3 +68,23 @@ def test_a_package_that_cannot_load_its_compiled_library_is_a_dependency(line: s
 ])
 def test_a_library_gone_without_is_no_dependency_failure(line: str) -> None:
     assert mode(line) != "software.dependency"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "host.oom-killed"),
+    ("=>> PBS: job killed: mem 17180000kb exceeded limit 16777216kb", "host.oom-killed"),
+    ("=>> PBS: job killed: vmem 9000000kb exceeded limit 8388608kb", "host.oom-killed"),
+    ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "scheduler.time-limit"),
+    ("=>> PBS: job killed: walltime 86415 exceeded limit 86400", "scheduler.time-limit"),
+])
+def test_lsfs_and_pbss_kills_over_a_limit_are_read_as_slurms(line: str, expected: str) -> None:
+    assert mode(line) == expected
+
+
+@pytest.mark.parametrize("line", [
+    "TERM_OWNER: job killed by owner.",  # a person's kill, not a limit
+    " MEMLIMIT",  # bjobs -l's heading of the limit set, not a kill
+    "    Max Memory :                                 49 MB",
+])
+def test_lsfs_other_lines_are_no_memory_kill(line: str) -> None:
+    assert mode(line) != "host.oom-killed"
