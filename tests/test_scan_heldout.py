@@ -70,6 +70,8 @@ SWEEPS = {
     "heldout-6": (14, 14, 12, 1, 6, 1),
     # sweep 9, first sight: 14 failures, 11 drafted, 10 classified, 1 false draft, in a healthy log
     "heldout-7": (14, 14, 14, 0, 6, 0),
+    # sweep 10, first sight: 12 failures, 11 drafted, 10 classified, 2 false drafts, 1 in a healthy log
+    "heldout-8": (12, 12, 12, 0, 5, 0),
 }
 
 
