@@ -59,6 +59,17 @@ def test_a_settled_file_is_kept_and_read_back_without_being_checked(tmp_path: Pa
     assert seen(root, kept=True) == seen(root, kept=False)
 
 
+def test_the_kept_file_of_an_earlier_version_is_removed_once_this_one_is_saved(tmp_path: Path) -> None:
+    """Versions before the plain pickle kept base64 beside it (150 MB at 100,000 incidents)."""
+    root = repository(tmp_path / "repo")
+    incident(root, 1, SIGNATURES[0], past=10**18)
+    old = cache_file(root).with_suffix(".b64")
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"aGVsbG8=")
+    seen(root, kept=True)
+    assert cache_file(root).is_file() and not old.exists()
+
+
 def test_a_file_changed_just_now_is_not_kept(tmp_path: Path) -> None:
     root = repository(tmp_path / "repo")
     incident(root, 1, SIGNATURES[0])

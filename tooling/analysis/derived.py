@@ -56,7 +56,7 @@ def kept_terms(views: list[IncidentView], kept: Kept) -> dict[str, dict[str, int
 
 
 def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[str, ...]]:
-    """Incident id -> its signatures, :func:`~tooling.catalogue.signatures.normalise`\ d (the
+    """Incident id -> its signatures, :func:`~tooling.catalogue.signatures.normalise`-d (the
     candidates' most common one), kept as identities are."""
     return _kept_each(views, kept, SIGNATURES, tuple,
                       lambda view: tuple(intern(normalise(s)) for s in view.data.get("signatures", [])))

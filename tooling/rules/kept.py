@@ -82,6 +82,7 @@ class KeptChecks(Checked):
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             replace_file(self.file, pickle.dumps((self.code, kept, derived), protocol=5))
+            self.file.with_suffix(".b64").unlink(missing_ok=True)  # an earlier version's kept file, 150 MB at 100,000
         except OSError:
             pass
         self.loaded, self.changed = kept, False
