@@ -1,8 +1,8 @@
-"""A log cut inside the traceback of a thread other than the main one (raw-log sweep 9, wandb's
-uploader thread in a run that went on): Python's header "Exception in thread NAME:" says that
-thread died and its process went on, so the cut traceback drafts nothing, while a cut traceback
-of the main thread, and a thread's traceback whose exception is in the log, still draft. Made-up
-logs."""
+"""A log cut inside a traceback whose header says the process went on drafts nothing: a thread
+other than the main one (raw-log sweep 9, wandb's uploader thread: Python's "Exception in thread
+NAME:") or an exception Python swallowed (sweep 10, a DataLoader's __del__ under "Exception
+ignored in:": a destructor, an atexit or weakref callback). A cut traceback of the main thread,
+and a thread's traceback whose exception is in the log, still draft. Made-up logs."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -11,6 +11,10 @@ from pathlib import Path
 from tooling.logs.scan import scan_logs
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+DEL_FRAMES = ['  File "/opt/lib/python3.8/site-packages/torch/utils/data/dataloader.py", line 1466, in __del__',
+              "    self._shutdown_workers()",
+              '  File "/opt/lib/python3.8/multiprocessing/connection.py", line 931, in wait',
+              "    ready = selector.select(timeout)"]
 FRAMES = ['  File "/opt/lib/python3.8/threading.py", line 932, in _bootstrap_inner',
           "    self.run()",
           '  File "/opt/lib/python3.8/site-packages/wandb/sdk/internal/file_stream.py", line 299, in _send',
@@ -42,3 +46,16 @@ def test_a_threads_traceback_with_its_exception_still_drafts(tmp_path: Path) -> 
     assert drafted(tmp_path, run(5) + ["Exception in thread Thread-5:", "Traceback (most recent call last):",
                                        *FRAMES, "RuntimeError: CUDA error: an illegal memory access was encountered"]) \
         == ["cuda.illegal-memory-access"]
+
+
+def test_an_ignored_exceptions_traceback_cut_by_the_logs_end_drafts_nothing(tmp_path: Path) -> None:
+    header = "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f4ed3cfa430>"
+    assert drafted(tmp_path, run(5) + [header, "Traceback (most recent call last):", *DEL_FRAMES]) == []
+    assert drafted(tmp_path, [header, "Traceback (most recent call last):", *DEL_FRAMES]) == []
+
+
+def test_the_main_threads_cut_traceback_still_drafts_after_the_word_ignored(tmp_path: Path) -> None:
+    assert drafted(tmp_path, run(5) + ["Traceback (most recent call last):", *DEL_FRAMES]) == ["other.unclassified"]
+    # the words "ignored" elsewhere are no such header
+    assert drafted(tmp_path, run(5) + ["Warning: 3 samples ignored in batch", "Traceback (most recent call last):",
+                                       *DEL_FRAMES]) == ["other.unclassified"]
