@@ -96,8 +96,8 @@ def test_rows_that_look_like_table_delimiters_are_read_once_each(repo: Path) -> 
     lines took more than two minutes (quadratic), now seconds."""
     lines = ["| title | run |", "|---|---|"] * 30_000
     content = "\n".join(lines[:2] + ["| Hang on node7 | nowhere-run |"] + lines[2:]) + "\n"
-    nowhere = ("the row names no run of this repository and no cluster, and the mapping has no defaults.run or "
-               "defaults.cluster; expected one of them")
+    nowhere = ("the row names no run of this repository and no cluster, and neither --run or --cluster nor the "
+               "mapping's defaults.run or defaults.cluster says where it goes; expected one of them")
     _refused(repo, "pairs.md", content, "".join(f"pairs.md:{n}: {nowhere}\n" for n in range(3, 23))
              + "... and 59979 more\n(nothing was imported)", seconds=20)
 
