@@ -66,6 +66,17 @@ def back_in_service(cluster: lab6.Cluster) -> None:
     lab6.until(lambda: "drain" not in cluster.node("n2")[0], "n2 back in service", 60)
 
 
+def stuck(cluster: lab6.Cluster, out: Path, job: str) -> None:
+    """What a wait that timed out leaves to read (a smoke run on a loaded CI machine): the job as
+    SLURM shows it, the nodes, and the end of the job's output and of the trainer's step log."""
+    tails = {p.name: p.read_text(errors="replace")[-1500:] for p in sorted(out.glob("*.out"))}
+    try:  # stdout: the smoke test shows all of it, and only the end of stderr
+        print(f"--- job {job}: {cluster.job(job)}\n--- nodes: {[cluster.node(n) for n in ('n1', 'n2', 'n3', 'n4')]}")
+    except Exception as exc:  # the wait's own error is what the run ends with
+        print(f"--- SLURM could not say: {exc}")
+    print(f"--- steps trained: {len(lab6.trained(out, 0))}\n--- output: {tails}", flush=True)
+
+
 def show(name: str, runs: list[dict[str, float]]) -> float:
     said = ", ".join(f"{stage} {statistics.median(r[stage] for r in runs):.1f} s" for stage in STAGES if stage in runs[0])
     total = statistics.median(r["training"] for r in runs)
@@ -91,7 +102,11 @@ def main() -> None:
             cluster.script("start", "--nodes", "3", "--spares", "1", "--records", str(records),
                            "--health-interval", str(lab6.HEALTH_INTERVAL))
             job = lab6.submit(cluster, out, records)
-            lab6.until(lambda: len(lab6.trained(out, 0)) > 2 * lab6.CKPT_EVERY, "the job to train", 300)
+            try:
+                lab6.until(lambda: len(lab6.trained(out, 0)) > 2 * lab6.CKPT_EVERY, "the job to train", 300)
+            except AssertionError:
+                stuck(cluster, out, job)
+                raise
             for _ in range(rounds):
                 plain.append(timed(cluster, out, job, "requeue"))
                 assert cluster.job(job)["NodeList"] == "n[1-3]", cluster.job(job)  # n2 in the job, to lose
