@@ -30,6 +30,8 @@ class Kept(Protocol):
 
     def keep_of(self, path: str, name: str, value: Any) -> None: ...
 
+    def kept_or_made(self, path: str, name: str, valid: Callable[[Any], bool], make: Callable[[], Any]) -> Any: ...
+
 
 def kept_identities(views: list[IncidentView], kept: Kept) -> dict[str, Identity]:
     """:func:`~tooling.analysis.identity.identify_all`, reading each identity kept and keeping
@@ -65,14 +67,9 @@ def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[st
 def _kept_each(views: list[IncidentView], kept: Kept, name: str, kind: type,
                make: Callable[[IncidentView], Any]) -> dict[str, Any]:
     """Incident id -> its value ``name``: the one kept where it is a ``kind``, else made and kept."""
-    found = {}
-    for view in views:
-        value = kept.kept_of(view.record.path, name)
-        if not isinstance(value, kind):
-            value = make(view)
-            kept.keep_of(view.record.path, name, value)
-        found[view.id] = value
-    return found
+    def valid(value: Any) -> bool:
+        return isinstance(value, kind)
+    return {view.id: kept.kept_or_made(view.record.path, name, valid, lambda: make(view)) for view in views}
 
 
 def _coded(identity: Identity, encoded: dict[int, Coded]) -> tuple[Any, ...]:

@@ -150,7 +150,7 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
     extra: list[str] = []
     if "saving" in mode.distinguish and phase_of(data, mode) == SAVING:
         extra.append(f"phase={SAVING}")  # the save's own footprint, not the run's
-    for kind in (k for k in mode.distinguish if k not in ("message", "saving")):
+    for kind in (k for k in mode.distinguish if k != "message"):  # "saving" is no line's code: Codes.of says none
         values = [v for r in recognised for v in r.codes.of(kind)]
         if values:
             extra.append(f"{kind}={values[0].split(': ', 1)[-1] if kind == 'exception' else values[0]}")

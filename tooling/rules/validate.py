@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.layout import meant_name, record_files, record_sources, repository_files
@@ -96,6 +96,15 @@ class Checked:
             self.derived.setdefault(key, {})[name] = value
             self.changed = True
 
+    def kept_or_made(self, path: str, name: str, valid: Callable[[Any], bool], make: Callable[[], Any]) -> Any:
+        """What was kept as ``name`` of the file ``path`` where ``valid`` takes it for this code's
+        (a kept file may hold another version's), else ``make()``'s value, kept from now on."""
+        value = self.kept_of(path, name)
+        if not valid(value):
+            value = make()
+            self.keep_of(path, name, value)
+        return value
+
     def save(self) -> None:
         """Kept in memory only: nothing to write (see rules.kept.KeptChecks)."""
 
@@ -132,12 +141,13 @@ def _own_findings(records: list[Record], checked: Checked) -> list[Finding]:
     file's check: over 100,000 unchanged incidents their times were read again at every command."""
     found: list[Finding] = []
     for record in records:
-        own = checked.kept_of(record.path, OWN)
-        if not (isinstance(own, tuple) and all(isinstance(f, Finding) for f in own)):  # else: not this code's
-            own = tuple(f for rule in OWN_RULES for f in rule([record]))
-            checked.keep_of(record.path, OWN, own)
-        found.extend(own)
+        found.extend(checked.kept_or_made(record.path, OWN, _findings,
+                                          lambda: tuple(f for rule in OWN_RULES for f in rule([record]))))
     return found
+
+
+def _findings(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(f, Finding) for f in value)
 
 
 def _misnamed(path: str) -> Finding:
