@@ -190,10 +190,24 @@ def test_the_reported_fields_are_the_command_lines() -> None:
     assert tuple(LABELS) == FIELDS
 
 
-def test_the_job_port_is_its_own_slot_beside_lab_6s_torchrun() -> None:
-    for job in (1, 2, 1249, 10**6):
-        lab6 = {20000 + (job * 16 + restart) % 20000 for restart in range(8)}  # job.sbatch's MASTER_PORT
-        assert job_port(job, 0) not in lab6 and 20000 <= job_port(job, 0) < 40000
+def _lab_ports(script: str, jobs: tuple[int, ...], confs: tuple[str, ...], restarts: range) -> set[int]:
+    """MASTER_PORT as the lab's batch script computes it (its own lines, run by bash)."""
+    lines = [line for line in (PROJECT / script).read_text().splitlines()
+             if line.startswith(("cluster=", "export MASTER_PORT="))]
+    loop = (f"for SLURM_JOB_ID in {' '.join(map(str, jobs))}; do for SLURM_CONF in {' '.join(confs)}; do "
+            f"for SLURM_RESTART_COUNT in {' '.join(map(str, restarts))}; do "
+            + "; ".join(lines) + '; echo "$MASTER_PORT"; done; done; done')
+    done = subprocess.run(["bash", "-c", loop], capture_output=True, text=True, check=True)
+    return {int(port) for port in done.stdout.split()}
+
+
+def test_the_job_port_is_its_own_slot_beside_the_labs_torchrun_and_below_the_ephemeral_ports() -> None:
+    # ports of 32768 up are Linux's ephemeral ports: an outgoing connection held lab 6's restart port
+    jobs, restarts = (1, 2, 15, 1249, 10**6), range(12)
+    labs = set().union(*(_lab_ports(script, jobs, ("/a/slurm.conf", "/tmp/b/etc/slurm.conf"), restarts)
+                         for script in ("labs/06-spare-nodes/job.sbatch", "labs/07-fault-campaign/job.sbatch")))
+    ours = {job_port(job, restart) for job in jobs for restart in restarts}
+    assert len(labs) > 40 and not ours & labs and all(20000 <= port < 32768 for port in ours | labs)
 
 
 @pytest.mark.parametrize(("env", "said"), [

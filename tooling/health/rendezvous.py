@@ -22,9 +22,10 @@ from tooling.errors import UsageError
 from tooling.programs import bounded, find
 
 POLL = 0.05  # seconds between looks at the store
-# lab 6's torchrun takes 20000 + (job * 16 + restart) % 20000, the first slots of the job's 16: the
-# pre-flight before it takes slot 8, so that the two never meet on one port
-PORT_BASE, PORT_SPAN, SLOTS, SLOT = 20000, 20000, 16, 8
+# Labs 6 and 7 take 20000 + ((cluster + job) * 16 + restart % 8) % 12000, the first 8 slots of the
+# job's 16: the pre-flight before them takes slot 8, so that they never meet on one port. All below
+# 32768, where Linux's ephemeral ports begin: any process's outgoing connection may hold one there
+PORT_BASE, PORT_SPAN, SLOTS, SLOT = 20000, 12000, 16, 8
 
 
 class Unreachable(Exception):
@@ -51,7 +52,7 @@ class Place:
 
 
 def job_port(job: int, restart: int) -> int:
-    return PORT_BASE + (job * SLOTS + restart + SLOT) % PORT_SPAN
+    return PORT_BASE + (job * SLOTS + SLOT + restart % SLOT) % PORT_SPAN
 
 
 def place(env: Mapping[str, str], *, node: str | None, port: int | None, timeout: float) -> Place:
