@@ -72,6 +72,8 @@ SWEEPS = {
     "heldout-7": (14, 14, 14, 0, 6, 0),
     # sweep 10, first sight: 12 failures, 11 drafted, 10 classified, 2 false drafts, 1 in a healthy log
     "heldout-8": (12, 12, 12, 0, 5, 0),
+    # sweep 11, first sight: 12 failures, 9 drafted, 9 classified, no false draft
+    "heldout-9": (12, 11, 11, 0, 5, 0),
 }
 
 

@@ -2,7 +2,10 @@
 other than the main one (raw-log sweep 9, wandb's uploader thread: Python's "Exception in thread
 NAME:") or an exception Python swallowed (sweep 10, a DataLoader's __del__ under "Exception
 ignored in:": a destructor, an atexit or weakref callback). A cut traceback of the main thread,
-and a thread's traceback whose exception is in the log, still draft. Made-up logs."""
+and a thread's traceback whose exception is in the log, still draft. A header written on a progress
+bar's line (sweep 11: tqdm redraws its bar with a carriage return, so a traceback that interrupts it
+starts after the bar) is a header all the same; the same words quoted inside a sentence are none.
+Made-up logs."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -59,3 +62,26 @@ def test_the_main_threads_cut_traceback_still_drafts_after_the_word_ignored(tmp_
     # the words "ignored" elsewhere are no such header
     assert drafted(tmp_path, run(5) + ["Warning: 3 samples ignored in batch", "Traceback (most recent call last):",
                                        *DEL_FRAMES]) == ["other.unclassified"]
+
+
+BAR = "model.neff:  80%|████████████████████▊     | 16.0M/20.0M [00:00<00:00, 51.3MB/s]"
+UPLOAD = ['  File "/usr/local/lib/python3.8/dist-packages/huggingface_hub/utils/_errors.py", line 269, in hf_raise_for_status',
+          "    response.raise_for_status()"]
+
+
+def test_a_traceback_written_on_a_progress_bars_line_is_read_as_one(tmp_path: Path) -> None:
+    # cut by the log's end: the run's death, as any main thread's cut traceback
+    assert drafted(tmp_path, run(5) + [f"{BAR}Traceback (most recent call last):", *UPLOAD]) == ["other.unclassified"]
+    # whole: its exception line names the mode, as under a header of its own line
+    bar = " 45%|####5     | 9/20 [00:01<00:02,  5.10it/s]"
+    assert drafted(tmp_path, run(5) + [f"{bar}Traceback (most recent call last):", *UPLOAD,
+                                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]) \
+        == ["cuda.oom"]
+
+
+def test_the_headers_words_inside_a_sentence_are_no_traceback(tmp_path: Path) -> None:
+    quoted = "note: a failed upload prints Traceback (most recent call last): then the frames, harmlessly"
+    assert drafted(tmp_path, run(5) + [quoted, *UPLOAD]) == []
+    # a bar's text that does not end where the header starts (words between) is no bar run into it
+    assert drafted(tmp_path, run(5) + [f"{BAR} upload retried, see Traceback (most recent call last):",
+                                       *UPLOAD]) == []

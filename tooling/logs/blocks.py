@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Iterator
 
 from tooling.logs.context import When, line_prefix, time_at
+from tooling.logs.numbers import ends_on_a_bar
 
 TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
 HEADER = "Traceback (most recent call last)"
@@ -29,7 +30,11 @@ _GLOBAL_RANK = re.compile(r"(\d+)")
 
 
 def is_traceback(text: str) -> bool:
-    return text[len(line_prefix(text)):].lstrip().startswith(HEADER)
+    """Whether a line is a traceback's header: at its start (after a rank's prefix), or after a
+    progress bar the traceback interrupted (:func:`tooling.logs.numbers.ends_on_a_bar`)."""
+    rest = text[len(line_prefix(text)):]
+    at = rest.find(HEADER)
+    return at >= 0 and (not rest[:at].strip() or ends_on_a_bar(rest[:at]))
 
 
 def decode(buffer: bytearray, start: int, limit: int) -> tuple[str, int]:

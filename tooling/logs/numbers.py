@@ -65,6 +65,17 @@ _BAR = re.compile(r"^(?P<label>.*?)[\s:]*(?:[0-9]+%)?\|[^|]*\|\s*(?P<done>[0-9]+
                   r"\[(?P<elapsed>[0-9:]+)<[0-9:?]*, *(?P<rate>[0-9.]+) ?(?P<unit>s/it|it/s)")
 
 
+# tqdm redraws its bar with a carriage return and no line break, so what the process writes next (a
+# traceback's header) lands on the bar's line, after the bar's "[elapsed<left, rate]": a bar of any
+# unit ("80%|####8 | 16.0M/20.0M [00:00<00:00, 51.3MB/s]"), at the end of the text
+_RUN_INTO = re.compile(r"\|[^|]*\| *[0-9.]+ ?[A-Za-z]*/[0-9.]+ ?[A-Za-z]* \[[0-9:]+<[0-9:?]*,[^\]]*\] *$")
+
+
+def ends_on_a_bar(text: str) -> bool:
+    """Whether ``text`` ends with a progress bar (tqdm's) that the next output was written after."""
+    return _RUN_INTO.search(text) is not None
+
+
 @dataclass(frozen=True)
 class Bar:
     """A progress bar's line (tqdm's): which bar (its label), items done, seconds since it started."""
