@@ -241,9 +241,19 @@ def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
     ("multi-GPU training times out in NCCL at the end of an epoch", "nccl.collective-timeout"),
     ("leaked shared_memory objects after a killed run", "host.stale-shared-memory"),  # Python's module name
     ("shared_memory could not be created", "host.shared-memory"),
+    ("training crashed: the CUDA driver version is insufficient", "driver.version-mismatch"),
+    ("jobs fail on the insufficient NVIDIA driver of the old nodes", "driver.version-mismatch"),
+    ("the other processes also hold memory on GPU 0", "cuda.ranks-on-gpu0"),
+    ("seven processes on rank 0's GPU", "cuda.ranks-on-gpu0"),
 ])
 def test_the_words_operators_use_name_the_failure(text: str, mode: str) -> None:
     assert [m.id for m in suggest_modes(text)][:1] == [mode]
+
+
+@pytest.mark.parametrize("text", ["processes on GPUs 0 and 1 that the trainer was not given", "two ranks on gpu 3",
+                                  "the driver was updated and the insufficient disk space fixed"])
+def test_words_near_a_failure_that_name_none(text: str) -> None:
+    assert [m.id for m in suggest_modes(text)][:1] not in (["cuda.ranks-on-gpu0"], ["driver.version-mismatch"])
 
 
 def test_a_node_short_of_a_gpu_is_the_gpu_lost_not_the_node() -> None:
