@@ -389,3 +389,17 @@ def test_grouping_precision_and_recall_on_a_labelled_corpus(corpus: Path, incide
     assert count == len([r for r in report.records if r.kind == "incident"]) >= incidents
     assert len(truth_groups) >= labels
     assert precision >= precision_floor and recall >= recall_floor
+
+
+def test_a_build_without_the_gpus_architecture_is_one_failure_however_the_line_says_it() -> None:
+    records = [
+        _incident(1, signatures=["RuntimeError: CUDA error: no kernel image is available for execution on the device"]),
+        _incident(2, signatures=["NVIDIA A100 with CUDA capability sm_80 is not compatible with the current PyTorch "
+                                 "installation."]),
+        _incident(3, signatures=["THCudaCheck FAIL file=x.cu line=66 error=209 : no kernel image is available for "
+                                 "execution on the device"]),
+        # dependencies still told apart by their exceptions where no CUDA error names them
+        _incident(4, signatures=["ImportError: libcudart.so.11.0: cannot open shared object file"]),
+        _incident(5, signatures=["ModuleNotFoundError: No module named 'flash_attn'"]),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"], ["INC-0005"]]

@@ -141,8 +141,8 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
               data: dict[str, Any]) -> tuple[str, ...] | None:
     """The mode with its distinguishing codes; None when a needed one is missing.
 
-    The codes named in ``distinguish`` come first; ``message`` (the line's own words) only
-    when none of them is there: a code says more than the words around it. Where the line
+    The first of the codes named in ``distinguish`` that the lines carry comes first; ``message``
+    (the line's own words) only when none of them is there: a code says more than the words around it. Where the line
     cannot tell which failure of the mode it was, or the mode is a consequence whose line reads
     the same whatever the cause, the phase of the run it struck tells (see
     :mod:`tooling.catalogue.phases`).
@@ -154,8 +154,9 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
         values = [v for r in recognised for v in r.codes.of(kind)]
         if values:
             extra.append(f"{kind}={values[0].split(': ', 1)[-1] if kind == 'exception' else values[0]}")
-        elif kind == "exception":
-            return None  # two bugs are the same only when their exceptions say so
+            break  # the first the lines carry tells it: a CUDA error's name says more than its exception's words
+        if kind == "exception":
+            return None  # two bugs are the same only when their exceptions (or a code before them) say so
     if "message" in mode.distinguish and not extra:
         # a consequence's phase comes before its words: they are read only where it names none
         when = phase_of(data, mode) if mode.downstream else None

@@ -41,6 +41,13 @@ CUDA_RUNTIME = {2: "cudaErrorMemoryAllocation", 35: "cudaErrorInsufficientDriver
                 77: "cudaErrorIllegalAddress", 100: "cudaErrorNoDevice", 209: "cudaErrorNoKernelImageForDevice",
                 700: "cudaErrorIllegalAddress", 710: "cudaErrorAssert", 719: "cudaErrorLaunchFailure",
                 999: "cudaErrorUnknown"}
+# CUDA's words for an error where a line writes them instead of its name: the same error whatever
+# the words after them ("... for execution on the device", a person's "... on the driver")
+_CUDA_TEXT = {"no kernel image is available": "cudaErrorNoKernelImageForDevice"}
+# PyTorch's warning that the GPU's architecture is not one its build was compiled for: every kernel
+# it launches then fails with no kernel image for the device
+_NO_ARCH = re.compile(r"with CUDA capability sm_[0-9]+ is not compatible with the current PyTorch installation",
+                      re.IGNORECASE)
 CUDA_NUMBERED = r"thcudacheck fail|cuda (runtime )?error (\(|code)"  # also one of scan's automaton patterns
 _CUDA_NUMBER = re.compile(r"\bTHCudaCheck FAIL\b.{0,400}?\berror=([0-9]{1,3})\b"
                           r"|\bcuda (?:runtime )?error (?:\(|code ?[:=]? ?)([0-9]{1,3})\b", re.IGNORECASE)
@@ -52,6 +59,12 @@ def cuda_named(text: str) -> list[tuple[int, str]]:
         return []
     numbers = (int(found.group(1) or found.group(2)) for found in _CUDA_NUMBER.finditer(text))
     return [(number, CUDA_RUNTIME[number]) for number in numbers if number in CUDA_RUNTIME]
+
+
+def _cuda_text(words: str) -> str:
+    """A CUDA error written in words, by its name where _CUDA_TEXT knows them."""
+    said = " ".join(words.lower().split())
+    return next((name for text, name in _CUDA_TEXT.items() if said.startswith(text)), said)
 
 
 _NCCL = re.compile(r"\b(nccl(?:[A-Z][a-z]+)+(?:Error)?|ncclInvalid[A-Za-z]+)\b")
@@ -200,8 +213,9 @@ def codes(text: str) -> Codes:
         **identifying(text),
         "signal": _when(("sig",), lower, lambda: _signals(text)),
         "cuda": _when(("cuda", "cublas", "cudnn", "cufft", "cusparse", "cusolver"), lower, lambda: [
-            m.group(1) or " ".join(m.group(2).lower().split()) for m in _CUDA.finditer(text)]
-            + [name for _, name in cuda_named(text)]),
+            m.group(1) or _cuda_text(m.group(2)) for m in _CUDA.finditer(text)]
+            + [name for _, name in cuda_named(text)]
+            + ["cudaErrorNoKernelImageForDevice" for _ in _NO_ARCH.finditer(text)]),
         "nccl": _when(("nccl", "unhandled", "internal error", "invalid", "remote process"), lower, lambda: (
             [m.group(1) for m in _NCCL.finditer(text)]
             + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),
