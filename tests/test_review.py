@@ -109,6 +109,14 @@ def test_unknown_postmortem_is_a_usage_error() -> None:
         2, "tooling: error: Expected one of: ['PM-0001', 'PM-0002', 'PM-0003'] but received: 'PM-0404'\n")
 
 
+def test_a_postmortem_named_where_there_is_none_yet_says_so(tmp_path: Path) -> None:
+    (tmp_path / "incidents").mkdir()
+    result = tooling("review", "PM-0001", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "tooling: error: no postmortem in incidents/ yet but received: 'PM-0001'; expected the id of one "
+               "written with tooling new-postmortem\n")
+
+
 def test_validation_warns_about_a_draft_left_too_long(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     path = root / "incidents" / "PM-0001.yaml"

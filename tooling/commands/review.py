@@ -48,6 +48,9 @@ def _postmortem(analysis: Analysis, postmortem_id: str) -> PostmortemView:
     found = next((pm for pm in analysis.postmortems if pm.id == postmortem_id), None)
     if found is None:
         known = [pm.id for pm in analysis.postmortems]
+        if not known:  # "one of: []" tells a team with no postmortem yet nothing it can use
+            raise UsageError(f"no postmortem in incidents/ yet but received: {excerpt(postmortem_id)}; expected the id "
+                             "of one written with tooling new-postmortem")
         raise UsageError(f"Expected one of: {known} but received: {excerpt(postmortem_id)}")
     return found
 
