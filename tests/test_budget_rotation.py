@@ -114,3 +114,11 @@ def test_record_text_in_the_budget_is_shown_as_written_not_read_as_markup(tmp_pa
     assert (result.returncode, result.stderr) == (0, "")
     assert "Budget of Run [/] [red]x[/red] (r)" in result.stdout and "Cost ([b]EUR)" in result.stdout
     assert "warning: 1 person on call: a 24/7 run needs at least 2 on the rotation (4 is better)" in result.stdout
+
+
+def test_a_run_named_where_no_run_has_a_budget_says_so(tmp_path: Path) -> None:
+    (tmp_path / "runbooks" / "runs").mkdir(parents=True)
+    result = tooling("budget", "demo-7b", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "tooling: error: RUN: no run page has a budget section yet but received: 'demo-7b'; expected a run "
+               "record (runbooks/runs/) with a budget: section\n")

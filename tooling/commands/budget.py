@@ -32,6 +32,9 @@ def budget_command(run_id: str | None, *, root: Path, now: datetime) -> int:
     if run_id is not None:
         known = [c.id for c in cards]
         cards = [c for c in cards if c.id == run_id]
+        if not cards and not known:  # "one of: []" would name nothing the user can pick
+            raise UsageError(f"RUN: no run page has a budget section yet but received: {excerpt(run_id)}; expected a "
+                             "run record (runbooks/runs/) with a budget: section")
         if not cards:
             raise UsageError(f"RUN: Expected one of: {known} (the runs with a budget section) "
                              f"but received: {excerpt(run_id)}")
