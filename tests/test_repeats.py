@@ -403,3 +403,18 @@ def test_a_build_without_the_gpus_architecture_is_one_failure_however_the_line_s
         _incident(5, signatures=["ModuleNotFoundError: No module named 'flash_attn'"]),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"], ["INC-0005"]]
+
+
+def test_a_checkpoint_with_a_wrappers_prefix_is_one_failure_in_lines_and_in_words() -> None:
+    mismatch = {"symptom": "checkpoint", "layer": "model-code"}
+    records = [
+        _incident(1, signatures=['unexpected key "module.encoder.conv1.weight" in state_dict'], **mismatch),
+        _incident(2, title="Resume fails: every key of the state dict has one more module prefix", **mismatch),
+        _incident(3, title="Mismatch in state_dict keys when the model was trained with DistributedDataParallel",
+                  **mismatch),
+        # another wrapper's prefix, and a mismatch no prefix explains: their own failures
+        _incident(4, signatures=['Unexpected key(s) in state_dict: "_orig_mod.embed.weight"'], **mismatch),
+        _incident(5, signatures=["size mismatch for lm_head.weight: copying a param with shape [32000, 4096]"],
+                  **mismatch),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"], ["INC-0005"]]

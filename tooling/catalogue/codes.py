@@ -98,6 +98,12 @@ _SOURCE = re.compile(r"[\w./-]+\.(?:c|cc|cpp|cu|cuh|h|hpp|py)\b(?::[#\d]+)?")  #
 _TOKEN = re.compile(r"[a-z][a-z0-9_]*|[0-9]+")
 _LEADING_EXCEPTIONS = re.compile(r"^\s*(?:(?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception):\s*)+")
 
+# the prefix a wrapper adds to every parameter's name, in a state dict's keys or a person's words:
+# DataParallel's and DDP's "module.", torch.compile's "_orig_mod.", FSDP's "_fsdp_wrapped_module."
+_WRAPPERS = (("module.", re.compile(r"(?<![\w./])module\.(?=[a-z_])|\bmodule\.?[\"'`]? (?:prefix|(?:is |was )?prepended)"
+                                    r"|\b(?:Distributed)?DataParallel\b", re.IGNORECASE)),
+             ("_orig_mod.", re.compile(r"\b_orig_mod\.")),
+             ("_fsdp_wrapped_module.", re.compile(r"\b_fsdp_wrapped_module\b")))
 _SIGNALS = {s.name: int(s) for s in signal_module.Signals}
 
 
@@ -111,6 +117,7 @@ class Codes:
     nccl: tuple[str, ...] = ()
     ib: tuple[int, ...] = ()  # InfiniBand work-completion status
     exception: tuple[str, ...] = ()  # "RuntimeError: first words of the message"
+    wrapper: tuple[str, ...] = ()  # the prefix a model wrapper adds to its parameters' names ("module.")
     # the words and error codes of the line itself, without what varies (numbers, hosts, paths,
     # source locations, log prefixes): what tells apart two failures of a mode that names a
     # symptom ("nccl warn net got completion from peer with error 12" is not "... error 4")
@@ -221,6 +228,8 @@ def codes(text: str) -> Codes:
             + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),
         "ib": _when(("completion",), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]),
         "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
+        "wrapper": _when(("module", "dataparallel", "_orig_mod"), lower,
+                         lambda: [name for name, pattern in _WRAPPERS if pattern.search(text)]),
     }
     shown = shown_identifying(values) + [f"signal {n}" for n in values["signal"]]
     shown += [*values["cuda"], *values["nccl"], *(f"IB status {n}" for n in values["ib"])]
