@@ -62,6 +62,14 @@ def test_new_incident_rejects_an_unknown_run(repo: Path) -> None:
         2, "tooling: error: --run: Expected one of: ['demo-7b'] but received: 'demo-70b'\n")
 
 
+def test_new_incident_where_no_run_is_written_yet_says_to_write_one(tmp_path: Path) -> None:
+    (tmp_path / "incidents").mkdir()
+    result = tooling(*INCIDENT, cwd=tmp_path)
+    assert (result.returncode, result.stderr, sorted(tmp_path.rglob("*"))) == (
+        2, "tooling: error: --run: no run record in runbooks/runs/ yet but received: 'demo-7b'; expected a run "
+           "written first with tooling new-run NAME\n", [tmp_path / "incidents"])
+
+
 def test_new_incident_rejects_a_timestamp_without_offset(repo: Path) -> None:
     args = [a if not a.startswith("2026-11-29T") else "2026-11-29 02:47" for a in INCIDENT]
     result = tooling(*args, cwd=repo)

@@ -86,6 +86,9 @@ def recognised_mode(signatures: list[str]) -> str | None:
 def require_run(root: Path, run: str) -> None:
     """An incident names an existing run: checked before any work that would be lost."""
     runs = ids(root, "run")
+    if run not in runs and not runs:  # "one of: []" would name nothing to pick: say what to do first
+        raise FieldError([("run", f"no run record in runbooks/runs/ yet but received: {excerpt(run)}; expected a run "
+                                  "written first with tooling new-run NAME")])
     if run not in runs:
         raise FieldError([("run", f"Expected one of: {runs} but received: {excerpt(run)}")])
 
