@@ -2,7 +2,9 @@
 when its average over the interval is above zero, so a NaN loss on an iteration it did not skip
 shows only as the loss missing (Megatron-DeepSpeed#434: "the only way we can judge this issue ...
 is no lm loss print"); a line that skipped its iterations (an fp16 overflow at the start) leaves
-the loss out too, and says no NaN, nor does a line that prints its loss."""
+the loss out too, and says no NaN, nor does a line that prints its loss. SLURM's step cancelled
+"DUE TO TASK FAILURE" (one task exited non-zero, srun killed the others) is the scheduler's view of a
+failed child, as torchrun's is; its other reasons are their own modes."""
 from __future__ import annotations
 
 import pytest
@@ -48,3 +50,22 @@ def test_a_megatron_line_that_skipped_nothing_and_prints_no_loss_is_a_nan(line: 
 ])
 def test_a_megatron_line_with_its_loss_or_its_iterations_skipped_is_no_nan(line: str) -> None:
     assert mode(line) is None
+
+
+def test_a_slurm_step_cancelled_for_a_task_failure_is_a_failed_child() -> None:
+    assert mode("[2026-04-29T23:36:37.809] error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 "
+                "DUE TO TASK FAILURE ***") == "process.child-failed"
+    # a cancellation that gives no reason (a person's scancel) names no failed task
+    assert mode("slurmstepd: error: *** JOB 830329 ON n447 CANCELLED AT 2018-08-06T17:21:44 ***") != "process.child-failed"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("slurmstepd: error: *** STEP 32233190.0 ON nid01934 CANCELLED AT 2020-07-03T02:59:56 DUE TO TIME LIMIT ***",
+     "scheduler.time-limit"),
+    ("slurmstepd: error: *** JOB 32391783 ON cn119 CANCELLED AT 2021-06-18T13:05:36 DUE TO PREEMPTION ***",
+     "scheduler.preemption"),
+    ("slurmstepd: error: *** JOB 1234 ON node7 CANCELLED AT 2024-01-02T03:04:05 DUE TO NODE FAILURE ***",
+     "node.unresponsive"),
+])
+def test_a_slurm_cancellation_for_another_reason_is_that_reasons_mode(line: str, expected: str) -> None:
+    assert mode(line) == expected
