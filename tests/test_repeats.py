@@ -418,3 +418,16 @@ def test_a_checkpoint_with_a_wrappers_prefix_is_one_failure_in_lines_and_in_word
                   **mismatch),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"], ["INC-0005"]]
+
+
+def test_a_driver_line_from_a_machine_without_a_gpu_is_not_the_old_driver_of_a_gpu_node() -> None:
+    line = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version"
+    records = [_incident(1, signatures=[line], keywords=["driver 418 on the node, torch built for CUDA 11.8"]),
+               _incident(2, signatures=[line], title="job sent to the CPU partition by mistake fails at start"),
+               _incident(3, signatures=[line], keywords=["laptop with only an integrated Intel UHD GPU"]),
+               _incident(4, title="training fails: the NVIDIA driver is too old for this build"),
+               # a GPU node whose GPUs are not seen is no machine without a GPU
+               _incident(5, signatures=[none := "RuntimeError: No CUDA GPUs are available"],
+                         keywords=["no GPUs visible on gpu-3"]),
+               _incident(6, signatures=[none], keywords=["cpu-only login node"])]
+    assert _groups(records) == [["INC-0001", "INC-0004"], ["INC-0002", "INC-0003"], ["INC-0005"], ["INC-0006"]]

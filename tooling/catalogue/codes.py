@@ -100,7 +100,8 @@ _LEADING_EXCEPTIONS = re.compile(r"^\s*(?:(?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9
 
 # the prefix a wrapper adds to every parameter's name, in a state dict's keys or a person's words:
 # DataParallel's and DDP's "module.", torch.compile's "_orig_mod.", FSDP's "_fsdp_wrapped_module."
-_WRAPPERS = (("module.", re.compile(r"(?<![\w./])module\.(?=[a-z_])|\bmodule\.?[\"'`]? (?:prefix|(?:is |was )?prepended)"
+_WRAPPERS = (("module.", re.compile(r"(?<![\w./])module\.(?=[a-z_])"
+                                    r"|\bmodule\.?[\"'`]? (?:prefix|(?:is |was )?prepended)"
                                     r"|\b(?:Distributed)?DataParallel\b", re.IGNORECASE)),
              ("_orig_mod.", re.compile(r"\b_orig_mod\.")),
              ("_fsdp_wrapped_module.", re.compile(r"\b_fsdp_wrapped_module\b")))
@@ -135,7 +136,7 @@ class Codes:
                     or self.exception)
 
     def of(self, kind: str) -> tuple[str, ...]:
-        if kind == "saving":  # whether a checkpoint was being written is the incident's to say, never a line's
+        if kind in ("saving", "no-gpu"):  # the incident's to say (a save, a machine with no GPU), never a line's
             return ()
         return tuple(str(v) for v in getattr(self, kind))
 

@@ -1,13 +1,22 @@
-"""When in a run a failure struck: preparing the data, saving a checkpoint, loading one, evaluating, ending an epoch.
+"""When in a run a failure struck (preparing the data, saving a checkpoint, loading one, evaluating,
+ending an epoch), and whether the machine it struck has an NVIDIA GPU at all.
 
 A symptom whose causes differ (a collective timeout, a segfault, a hang) is often told apart by
 the phase of the training loop it hit: a timeout while rank 0 writes a checkpoint is not the
 timeout of a rank that died mid-step. Repeat grouping uses the phase an incident names where its
 log line cannot say which failure it was (see :mod:`tooling.analysis.identity`). An incident
 that names two phases ("fails to load right after save") names none: which one failed is not said.
+
+A CUDA build started where there is no NVIDIA GPU (a CPU-only node, cluster or partition, a laptop
+with only an integrated GPU) fails with the line of a driver that is too old ("CUDA driver version is
+insufficient for CUDA runtime version": the runtime finds no driver it can use) or of a GPU the driver
+lost ("no CUDA-capable device is detected"). The line cannot tell these apart; the incident's words
+can, and the handling differs: nothing there is to be upgraded or drained, the job went where it should
+not have. A mode whose catalogue entry says ``distinguish: [no-gpu]`` is told apart so.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -71,3 +80,22 @@ def _implied(mode_id: str) -> frozenset[str]:
     was read or prepared, so that phase tells none of them apart."""
     mode = catalogue().by_id[mode_id]  # type: ignore[attr-defined]
     return frozenset(_named(f"{mode.title} {mode.summary}") | ({"data-preparation"} if mode.layer == "data" else set()))
+
+
+NO_GPU = "no-gpu"  # the distinguishing kind in the catalogue, and the key's value
+# a person's words for a machine with no NVIDIA GPU in it; never a GPU node that lost its GPUs
+# ("no GPUs visible on the node" is the driver's failure there, not a machine without one)
+_WITHOUT_GPU = re.compile(
+    r"\bcpu[- ]only\b"
+    r"|\bcpu (clusters?|nodes?|partitions?|machines?|servers?|instances?|queues?)\b"
+    r"|\bintegrated (intel |amd )?([a-z]+ ){0,2}(gpus?|graphics)\b"
+    r"|\b(has|have|with) no (nvidia |cuda )?(gpus?|graphics cards?)\b"
+    r"|\bwithout (an? )?(nvidia |cuda )?(gpus?|graphics cards?)\b",
+    re.IGNORECASE)
+
+
+def without_gpu(data: dict[str, Any]) -> bool:
+    """Whether an incident's title, keywords or root cause say its machine has no NVIDIA GPU."""
+    text = "; ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
+                      str(data.get("root_cause", ""))])
+    return _WITHOUT_GPU.search(text) is not None
