@@ -431,3 +431,16 @@ def test_a_driver_line_from_a_machine_without_a_gpu_is_not_the_old_driver_of_a_g
                          keywords=["no GPUs visible on gpu-3"]),
                _incident(6, signatures=[none], keywords=["cpu-only login node"])]
     assert _groups(records) == [["INC-0001", "INC-0004"], ["INC-0002", "INC-0003"], ["INC-0005"], ["INC-0006"]]
+
+
+def test_a_sample_the_decoder_could_not_read_is_told_by_what_it_says_of_it() -> None:
+    data = {"symptom": "data", "layer": "data"}
+    records = [
+        _incident(1, signatures=["OSError: image file is truncated (12 bytes not processed)"], **data),
+        _incident(2, signatures=["OSError: image file is truncated"], **data),
+        _incident(3, title="training breaks after a while: a truncated JPEG in the dataset", **data),
+        _incident(4, signatures=["PIL.UnidentifiedImageError: cannot identify image file '/data/x.jpg'"], **data),
+        _incident(5, signatures=["UnicodeDecodeError: 'utf-8' codec can't decode byte 0x8b in position 1: "
+                                 "invalid start byte"], **data),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"], ["INC-0005"]]

@@ -105,6 +105,12 @@ _WRAPPERS = (("module.", re.compile(r"(?<![\w./])module\.(?=[a-z_])"
                                     r"|\b(?:Distributed)?DataParallel\b", re.IGNORECASE)),
              ("_orig_mod.", re.compile(r"\b_orig_mod\.")),
              ("_fsdp_wrapped_module.", re.compile(r"\b_fsdp_wrapped_module\b")))
+# what a decoder says of a sample it could not read, in its words or a person's: which corruption it
+# was (PIL's "image file is truncated", "cannot identify image file", a codec's "can't decode byte")
+_DECODED = (("truncated image", re.compile(r"(?i)\bimage files? (?:is |are )?truncated|\btruncated (?:image|png|jpe?g)")),
+            ("unidentified image", re.compile(r"(?i)cannot identify image file|\bUnidentifiedImageError\b")),
+            ("undecodable text", re.compile(r"(?i)codec can.t decode byte|invalid (?:start|continuation) byte")),
+            ("decompression bomb", re.compile(r"(?i)\bDecompressionBomb|decompression bomb")))
 _SIGNALS = {s.name: int(s) for s in signal_module.Signals}
 
 
@@ -119,6 +125,7 @@ class Codes:
     ib: tuple[int, ...] = ()  # InfiniBand work-completion status
     exception: tuple[str, ...] = ()  # "RuntimeError: first words of the message"
     wrapper: tuple[str, ...] = ()  # the prefix a model wrapper adds to its parameters' names ("module.")
+    decode: tuple[str, ...] = ()  # what a decoder says it could not read ("truncated image")
     # the words and error codes of the line itself, without what varies (numbers, hosts, paths,
     # source locations, log prefixes): what tells apart two failures of a mode that names a
     # symptom ("nccl warn net got completion from peer with error 12" is not "... error 4")
@@ -231,6 +238,8 @@ def codes(text: str) -> Codes:
         "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
         "wrapper": _when(("module", "dataparallel", "_orig_mod"), lower,
                          lambda: [name for name, pattern in _WRAPPERS if pattern.search(text)]),
+        "decode": _when(("truncated", "identif", "decode", "byte", "decompression"), lower,
+                        lambda: [name for name, pattern in _DECODED if pattern.search(text)]),
     }
     shown = shown_identifying(values) + [f"signal {n}" for n in values["signal"]]
     shown += [*values["cuda"], *values["nccl"], *(f"IB status {n}" for n in values["ib"])]
