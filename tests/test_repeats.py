@@ -245,6 +245,7 @@ def test_a_record_of_a_recurring_problem_is_a_candidate_alone() -> None:
     ("jobs fail on the insufficient NVIDIA driver of the old nodes", "driver.version-mismatch"),
     ("the other processes also hold memory on GPU 0", "cuda.ranks-on-gpu0"),
     ("seven processes on rank 0's GPU", "cuda.ranks-on-gpu0"),
+    ("training fails with no kernel image available on the new cards", "software.dependency"),
 ])
 def test_the_words_operators_use_name_the_failure(text: str, mode: str) -> None:
     assert [m.id for m in suggest_modes(text)][:1] == [mode]
