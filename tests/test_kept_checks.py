@@ -4,6 +4,7 @@ commands, when the kept file is corrupt, and when commands save it at once."""
 from __future__ import annotations
 
 import os
+import pickle
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tooling.records.layout import record_sources
-from tooling.rules.kept import KeptChecks, cache_file
+from tooling.rules.kept import FORM, KeptChecks, cache_file
 from tooling.rules.validate import validate
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
@@ -87,6 +88,21 @@ def test_a_corrupt_or_foreign_kept_file_is_ignored(tmp_path: Path) -> None:
         cache_file(root).write_bytes(junk)
         assert seen(root, kept=True) == expected
     assert KeptChecks(root).kept, "rewritten whole after the corrupt one"
+
+
+def test_a_kept_file_of_an_earlier_form_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    """Before FORM, each result was pickled alone inside the file: one such, even with this code's
+    fingerprint, is read as no kept file (never given out as a result), then saved in this form."""
+    root = repository(tmp_path / "repo")
+    incident(root, 1, SIGNATURES[0], past=10**18)
+    expected = seen(root, kept=False)
+    seen(root, kept=True)
+    form, code, kept, derived = pickle.loads(cache_file(root).read_bytes())
+    assert form == FORM and kept
+    cache_file(root).write_bytes(pickle.dumps((code, {key: pickle.dumps(r) for key, r in kept.items()}, derived)))
+    assert not KeptChecks(root).kept
+    assert seen(root, kept=True) == expected
+    assert pickle.loads(cache_file(root).read_bytes())[0] == FORM
 
 
 EDITS = st.lists(st.tuples(st.sampled_from(["write", "delete", "status"]), st.integers(1, 4),

@@ -62,7 +62,7 @@ class Checked:
     dropped with it."""
 
     def __init__(self) -> None:
-        self.kept: dict[tuple[Any, ...], bytes] = {}
+        self.kept: dict[tuple[Any, ...], Any] = {}  # key -> the result as stored (:meth:`stored`)
         self.derived: dict[tuple[Any, ...], dict[str, Any]] = {}  # key -> name -> value
         self.keys: dict[str, tuple[Any, ...]] = {}  # path as given -> key, of the files checked last
         self.changed = False  # something derived was added or dropped since loaded
@@ -71,12 +71,20 @@ class Checked:
         within = os.path.realpath(root) if root is not None else None
         keys = [self.key(path, within) for path in files]
         todo = [path for path, key in zip(files, keys) if key[0] is None or key not in self.kept]
-        fresh = {path: pickle.dumps(result) for path, result in zip(todo, check_files(todo, root=root, jobs=jobs))}
+        fresh = {path: self.stored(result) for path, result in zip(todo, check_files(todo, root=root, jobs=jobs))}
         self.kept = {key: fresh.get(path) or self.kept[key] for path, key in zip(files, keys) if key[0] is not None}
         self.keys = {path: key for path, key in zip(files, keys) if key[0] is not None}
         derived = {key: found for key, found in self.derived.items() if key in self.kept}
         self.changed, self.derived = self.changed or len(derived) != len(self.derived), derived
-        return [pickle.loads(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
+        return [self.given(fresh.get(path) or self.kept[key]) for path, key in zip(files, keys)]
+
+    def stored(self, result: Result) -> Any:
+        """What is kept of ``result``: pickled, so that each validate of this process (`tooling
+        serve` validates again at every edit) is given a copy of its own (:meth:`given`)."""
+        return pickle.dumps(result)
+
+    def given(self, stored: Any) -> Result:
+        return pickle.loads(stored)  # type: ignore[no-any-return]
 
     def key(self, path: str, within: str | None) -> tuple[Any, ...]:
         """What a result is kept under: the file's absolute path and stat, and the repository."""
