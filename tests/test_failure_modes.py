@@ -21,6 +21,7 @@ import yaml
 from support import CORPUS, PROJECT, tooling
 from tooling.catalogue.codes import codes
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.evidence import primary
 from tooling.catalogue.modes import FLAGS, Catalogue, FailureMode, _text, catalogue, check
 from tooling.catalogue.recognise import recognise, suggest
 
@@ -99,6 +100,30 @@ def test_a_refinement_names_a_mode_that_comes_after_it() -> None:
     assert check(entries) == ["gpu.fell-off-bus: refines 'gpu.no-such-mode', which is not in the catalogue",
                               "gpu.sram-ecc: refines 'gpu.fell-off-bus', which must come after it "
                               "(specific before general)"]
+
+
+def test_a_failure_a_mode_ends_is_in_the_catalogue() -> None:
+    entries = yaml.safe_load(_text("failure_modes.yaml"))
+    entries[0]["end_of"] = ["training.divergence", "training.no-such-mode"]
+    assert check(entries) == ["gpu.fell-off-bus: end_of 'training.no-such-mode', which is not in the catalogue"]
+
+
+# Megatron's iteration line whose loss is missing (a NaN), from a run that spiked and diverged
+NAN_LINE = ("iteration     9027/  159576 | elapsed time per iteration (ms): 63274.6 | global batch size:   192 | "
+            "loss scale: 8192.0 | grad norm: 20609.780 | number of skipped iterations:   0 |")
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    ({"title": "spike at 8741 then divergence", "keywords": ["then training diverged"]}, "training.divergence"),
+    ({"title": "loss blew up after the warm-up"}, "training.divergence"),
+    # a NaN alone, or beside words that name no divergence: the NaN, for the nan guard
+    ({"title": "NaN loss at step 9027"}, "training.nan"),
+    ({"title": "loss went NaN after resuming", "keywords": ["bf16"]}, "training.nan"),
+])
+def test_a_nan_line_of_an_incident_that_says_the_loss_diverged_is_the_divergence(words: dict[str, object],
+                                                                                   expected: str) -> None:
+    found = primary({"signatures": [NAN_LINE], **words})
+    assert found.mode is not None and found.mode.id == expected
 
 
 def test_a_refinement_of_a_refinement_narrows_the_coarsest() -> None:

@@ -108,6 +108,9 @@ def _refinement(index: int, entry: dict[str, Any], before: set[str], ids: set[st
     later = entry.get("after_start")
     if later is not None and later not in ids:
         return [((index, "after_start"), f"{entry['id']}: after_start {later!r}, which is not in the catalogue")]
+    ended = [(n, mode) for n, mode in enumerate(entry.get("end_of", ())) if mode not in ids]
+    if ended:
+        return [((index, "end_of", ended[0][0]), f"{entry['id']}: end_of {ended[0][1]!r}, which is not in the catalogue")]
     parent = entry.get("refines")
     if parent is None:
         return []

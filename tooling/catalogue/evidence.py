@@ -45,7 +45,7 @@ def primary(data: dict[str, Any]) -> Evidence:
         return _narrowed(_chosen(found, explicit, shown, "failure_mode"), shown, data)
     if causes:
         found.mode, found.line, found.source = causes[0][0], causes[0][1], "signatures"
-        return _narrowed(found, shown, data)
+        return _ended(_narrowed(found, shown, data), data)
     alone = not (shown or explicit)
     described, said, among = described_mode(data, alone=alone)
     # a description names the failure unless it needs codes to tell its failures apart, does not
@@ -80,6 +80,19 @@ def _narrowed(found: Evidence, shown: list[tuple[FailureMode, str]], data: dict[
     narrower = modes.narrowest(coarse, named_modes(_description(data)))
     if narrower is not coarse:
         found.mode, found.line, found.source, found.narrowed = narrower, None, "description", coarse.id
+    return found
+
+
+def _ended(found: Evidence, data: dict[str, Any]) -> Evidence:
+    """A signature's mode that is how another failure ends (a NaN, of a divergence) gives way to
+    that failure where the description names it: "spike, then divergence" with a NaN line was the
+    divergence, whose handling (a rollback) is not the NaN's."""
+    assert found.mode is not None
+    if not found.mode.end_of:
+        return found
+    ended = next((m for m in named_modes(_description(data)) if m.id in found.mode.end_of), None)
+    if ended is not None:
+        found.mode, found.line, found.source = ended, None, "description"
     return found
 
 

@@ -36,6 +36,9 @@ class FailureMode:
     # the mode its failure is when the incident names a phase of a run under way (preparing the data,
     # saving): the ranks had met, so a store that timed out then was a wait on a busy peer, not a rendezvous
     after_start: str | None = None
+    # failures this one is how they end (a divergence ends in NaN): an incident whose description
+    # names one of them was that failure, this one its last line
+    end_of: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def _text(name: str, package: str = "tooling.catalogue") -> str:
 
 def _mode(entry: dict[str, Any]) -> FailureMode:
     tuples = {k: tuple(entry.get(k, ())) for k in ("xid", "errno", "exit_codes", "recognisers", "keywords", "routine",
-                                                       "distinguish")}
+                                                       "distinguish", "end_of")}
     plain = {k: v for k, v in entry.items() if k not in tuples}
     return FailureMode(**plain, **tuples)
 
