@@ -74,6 +74,8 @@ SWEEPS = {
     "heldout-8": (12, 12, 12, 0, 5, 0),
     # sweep 11, first sight: 12 failures, 9 drafted, 9 classified, no false draft
     "heldout-9": (12, 11, 11, 0, 5, 0),
+    # sweep 12, first sight: 13 failures, 7 drafted, 7 classified, no false draft
+    "heldout-10": (13, 10, 10, 0, 6, 0),
 }
 
 

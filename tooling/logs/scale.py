@@ -12,7 +12,11 @@ must keep:
   is reached (sweep 7's trlx PPO run, 4096 down to 256 in four steps). A run's first overflows
   halve a few times in a row too, while the scale searches down from where it was initialised
   (2^16 for torch.amp, apex and DeepSpeed, up to 2^32), and stop thousands of times above LOW;
-  a scale halved once in a while, with clean steps between, is no streak.
+  a scale halved once in a while, with clean steps between, is no streak;
+- already far below the floor (:data:`DEPTH`) when the log shows it, the collapse itself before
+  the paste begins: fairseq, whose floor is 0.0001, prints its scale 'loss_scale 0' (rounded) or
+  halves it to 0.00024 before it raises 'Minimum loss scale reached' (sweep 12's two fairseq runs).
+  A healthy fairseq run sits at 1.0 and dips to 0.5 (sweep 9's), one halving, not eight.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ COLLAPSE = 256.0  # from at least 2^8 times higher: halved over and over, not an
 HALVINGS_SEEN = 3  # reductions seen on the way down: one jump from 2^23 to 1 is another run's line, or a reset
 STREAK = 4  # halvings in a row: one more than a healthy start's search shows (sweep 7's T5 run: 3)
 LOW = 256.0  # 2^8, eight halvings below the usual initial 2^16: no run's search for its level ends there
+DEPTH = FLOOR / COLLAPSE  # 2^-8: as many halvings below the floor as a collapse falls to reach it
 BETWEEN = 2  # progress lines at most between two halvings of a streak: the skipped step's own, and one
 
 
@@ -93,10 +98,19 @@ class ScaleFloor:
         if streak and not self.fired:
             self.fired = True
             return self.streak.finding(point, after)
+        if after <= DEPTH and not self.fired:
+            return self._depth(point, after)
         if self.fired or self.peak is None or after > FLOOR or self.peak_value < COLLAPSE \
                 or self.reductions < HALVINGS_SEEN:
             return None
         return self._floor(point, after)
+
+    def _depth(self, point: Point, after: float) -> SeriesFinding:
+        self.fired = True
+        text = (f"loss scale {g(after)} at {point.place()}: {g(DEPTH)} or below, "
+                f"{math.log2(COLLAPSE):.0f} or more halvings under the floor ({g(FLOOR)}) that DeepSpeed, Megatron "
+                f"and apex stop at; only a scale that overflowed at every level on the way gets there")
+        return SeriesFinding(MODE, f"loss scale {g(after)}, far below {g(FLOOR)}", point, (text, *quoted(("scale", point),)))
 
     def _floor(self, point: Point, after: float) -> SeriesFinding:
         self.fired = True
