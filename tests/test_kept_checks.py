@@ -105,6 +105,22 @@ def test_a_kept_file_of_an_earlier_form_is_ignored_and_rewritten(tmp_path: Path)
     assert pickle.loads(cache_file(root).read_bytes())[0] == FORM
 
 
+def test_the_short_strings_of_the_records_kept_are_read_back_as_one_object_each(tmp_path: Path) -> None:
+    """Field names and short values (a status, a layer) are one object in the kept file, not one
+    per record; long ones (a signature) stay each record's own; the data is the same."""
+    root = repository(tmp_path / "repo")
+    for number in (1, 2):
+        incident(root, number, SIGNATURES[0], past=10**18)
+    expected = seen(root, kept=False)
+    seen(root, kept=True)
+    records, findings = seen(root, kept=True)  # read back from the kept file
+    assert (records, findings) == expected
+    one, two = (data for path, data in records if "INC-" in path)
+    assert isinstance(one, dict) and isinstance(two, dict)
+    assert all(a is b for a, b in zip(one, two)) and one["status"] is two["status"] and one["layer"] is two["layer"]
+    assert one["signatures"][0] == two["signatures"][0] and one["signatures"][0] is not two["signatures"][0]
+
+
 EDITS = st.lists(st.tuples(st.sampled_from(["write", "delete", "status"]), st.integers(1, 4),
                            st.sampled_from(SIGNATURES)), min_size=1, max_size=8)
 

