@@ -238,3 +238,11 @@ def test_new_run_names_the_file_that_stands_where_a_parent_folder_should_be(repo
         1, "tooling: error: runbooks: a file; expected a folder holding runbooks/runs/, the folder the records "
            "go in (move it away or make it a folder)\n")
     assert (repo / "runbooks").read_text() == "not a folder\n"
+
+
+def test_a_run_named_shorter_than_a_title_may_be_gets_a_title_that_says_it_is_a_run(tmp_path: Path) -> None:
+    # its title was its name, and "r1" was refused for a --title nobody gave
+    result = tooling("new-run", "r1", "--owner", "dana", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "\ntitle: Run r1\n" in (tmp_path / "runbooks/runs/r1.yaml").read_text()
+    assert tooling("validate", "--strict", cwd=tmp_path).returncode == 0

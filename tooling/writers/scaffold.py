@@ -168,9 +168,15 @@ def new_postmortem(*, root: Path, now: datetime, incidents: list[str], title: st
     return _create_numbered("postmortem", values, root / KINDS["postmortem"].directory, now)
 
 
+def _default_title(name: str) -> str:
+    """The run's name, as its title; a name shorter than a title may be ("r1") says it is a run, so
+    that a run named so is not refused for a --title nobody gave."""
+    return name if len(name) >= 3 else f"Run {name}"
+
+
 def new_run(*, root: Path, now: datetime, name: str, title: str | None = None, owner: str | None = None) -> Path:
     values: dict[str, Any] = {
-        "kind": "run", "id": name, "title": title or name, "owner": owner or user(),
+        "kind": "run", "id": name, "title": title or _default_title(name), "owner": owner or user(),
         "summary": "", "state": "planned", "known_issues": [], "debugging": [],
         "oncall": {"members": [], "shifts": []}, "updated_at": record_time(now), "updated_by": owner or user(),
     }
