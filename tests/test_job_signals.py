@@ -269,3 +269,27 @@ def test_the_kept_events_are_the_newest_with_the_first_and_the_latest_start(kind
 ])
 def test_only_a_tooling_job_around_a_trainer_catches_signals_before_its_imports(argv: list[str], wraps: bool) -> None:
     assert wraps_a_trainer(argv) is wraps
+
+
+def test_the_wrapper_ignores_a_late_signal_once_its_trainer_has_ended_and_gives_handlers_back_in_process(
+        tmp_path: Path) -> None:
+    """A second USR1 (scancel may deliver one twice on a loaded controller) that reaches `tooling
+    job` after its trainer ended would end it by the default action, the job FAILED after its end
+    was written: the command's own process ignores them from then on; called in a process that
+    goes on (in-process, as tests call main), the previous handlers are back."""
+    script = textwrap.dedent("""
+        import signal, sys
+        sys.argv = ["tooling", "job", "r", "--", "true"]
+        from tooling.main import main
+        code = main(sys.argv[1:])
+        late = [signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGUSR1, signal.SIGTERM, signal.SIGINT)]
+        signal.raise_signal(signal.SIGUSR1)  # what a late duplicate does: nothing
+        print(code, late)
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (0, "0 [True, True, True]\n"), done.stderr
+    before = signal.getsignal(signal.SIGUSR1)
+    assert tooling("job", "r", "--", "true", cwd=tmp_path, env=env).returncode == 0
+    assert signal.getsignal(signal.SIGUSR1) == before

@@ -69,4 +69,9 @@ def job_command(args: argparse.Namespace, *, root: Path, clock: Clock) -> int:
         return run_job(command, root=root, run=args.run, log=args.log, clock=clock, catcher=catcher,
                        watch_every=args.node_watch)
     finally:
-        catcher.restore()
+        # this process's own command (caught early) exits next: nothing may end it by a late signal;
+        # called in a process that goes on (tests, a library), its handlers are given back
+        if catcher is signals.EARLY:
+            catcher.retire()
+        else:
+            catcher.restore()

@@ -59,6 +59,15 @@ class Catcher:
             signal.signal(sig, handler)
         self._previous = {}
 
+    def retire(self) -> None:
+        """The trainer has ended and this process, ``tooling job`` itself, is about to exit: a late
+        signal (a second USR1: scancel may deliver one twice on a loaded controller) is ignored, as
+        its default action would end the wrapper by that signal and the job FAILED after its end
+        was written."""
+        self._previous = {}
+        for sig in FORWARDED:
+            signal.signal(sig, signal.SIG_IGN)
+
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         # a signal handler: runs between two bytecodes of the main thread, so it takes no lock
         child = self.child

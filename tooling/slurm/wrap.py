@@ -103,30 +103,28 @@ def run_job(command: list[str], *, root: Path, run: str, log: Path | None = None
             clock: Callable[[], datetime], catcher: Catcher, job: Job | None = None,
             watch_every: float = 0.0) -> int:
     """Run ``command`` as the job's trainer, recording the job; returns the trainer's exit status.
-    ``catcher`` has caught the job's signals since the process began; it is restored at the end.
+    ``catcher`` has caught the job's signals since the process began; its caller, which installed
+    it, gives the handlers back (or, about to exit, ignores what comes late: Catcher.retire).
     ``watch_every``: seconds between looks at the job's nodes (:mod:`tooling.slurm.nodes`; 0: none)."""
     recorder = Recorder(root=root, run=run, clock=clock)
     job = job or Job.from_environment()
-    try:
-        if job is None:
-            recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
-            catcher.started(subprocess.Popen(command))
-            return _wait(catcher, lambda batch: None)[0]  # a trainer killed by SIGKILL: 137, as inside a job
-        recorder.events(*job.started())
+    if job is None:
+        recorder.warn("not inside a SLURM job (no SLURM_JOB_ID): running the command without recording it")
         catcher.started(subprocess.Popen(command))
-        watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
-        ending = _Ending()
-        status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
-                                lambda force: _while_running(recorder, job, ending, watch, catcher, log, force=force))
-        if ending.written:  # while the trainer ran: the signals not written yet (SLURM's TERM), after it
-            recorder.events(*_signals(job, catcher.arrived[written:]))
-            return status
-        hung = status == EXIT_HANG and not ending.requeued and _requeue_after_hang(recorder, job)
-        _end(recorder, job, status, catcher, written=written, ended=clock(), log=log,
-             requeued=ending.requeued or hung, detail=HANG_REQUEUED if hung else None)
+        return _wait(catcher, lambda batch: None)[0]  # a trainer killed by SIGKILL: 137, as inside a job
+    recorder.events(*job.started())
+    catcher.started(subprocess.Popen(command))
+    watch = NodeWatch(job.nodes, watch_every) if watch_every > 0 and job.nodes else None
+    ending = _Ending()
+    status, written = _wait(catcher, lambda batch: recorder.events(*_signals(job, batch)),
+                            lambda force: _while_running(recorder, job, ending, watch, catcher, log, force=force))
+    if ending.written:  # while the trainer ran: the signals not written yet (SLURM's TERM), after it
+        recorder.events(*_signals(job, catcher.arrived[written:]))
         return status
-    finally:
-        catcher.restore()
+    hung = status == EXIT_HANG and not ending.requeued and _requeue_after_hang(recorder, job)
+    _end(recorder, job, status, catcher, written=written, ended=clock(), log=log,
+         requeued=ending.requeued or hung, detail=HANG_REQUEUED if hung else None)
+    return status
 
 
 def _wait(catcher: Catcher, write: Callable[[list[Arrival]], None],
