@@ -1,10 +1,11 @@
 """Failures heldout-repeats-8 showed the grouping could not tell apart or together (tests/corpus/
-heldout-repeats-8/README.md): a file fetched in place of the checkpoint. Made-up records, each
-with a look-alike that must stay apart."""
+heldout-repeats-8/README.md): a file fetched in place of the checkpoint, an InfiniBand status
+written in words. Made-up records, each with a look-alike that must stay apart."""
 from __future__ import annotations
 
 from test_repeats import _groups, _incident
 
+from tooling.catalogue.codes import codes
 from tooling.catalogue.recognise import recognise
 
 CHECKPOINT = {"symptom": "checkpoint", "layer": "storage"}
@@ -23,3 +24,20 @@ def test_a_pointer_fetched_in_place_of_the_checkpoint_is_not_a_checkpoint_cut_sh
                                  "MetadataIncompleteBuffer"], **CHECKPOINT),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"]]
+
+
+def test_an_infiniband_status_is_the_same_by_its_number_its_name_or_its_words() -> None:
+    for line in ("NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> with status=12 opcode=0 len=0 "
+                 "vendor err 129", "ib_mlx5_log.c:132  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15)",
+                 "UCX  ERROR Send completion with error on qp 0x10e55: transport retry counter exceeded syndrome 0x81",
+                 "ibv_poll_cq returned IBV_WC_RETRY_EXC_ERR"):
+        assert codes(line).ib == (12,), line
+    assert codes("RNR retry counter exceeded").ib == () and codes("retrying the download, 3 retries").ib == ()
+    network = {"symptom": "crash", "layer": "network-fabric"}
+    records = [
+        _incident(1, signatures=["ib_mlx5_log.c:132  Transport retry count exceeded on mlx5_0:1/IB"], **network),
+        _incident(2, title="Transport retry count exceeded in the all-to-all past 10 processes", **network),
+        _incident(3, signatures=["NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> with status=4 "
+                                 "opcode=0 len=0 vendor err 81"], **network),  # a local protection error
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]

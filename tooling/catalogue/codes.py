@@ -86,8 +86,10 @@ def nccl_returned(message: str) -> str | None:
     """The NCCL error a return trace at NCCL's edge passes to its caller, or None."""
     found = _RETURNED.match(message)
     return NCCL_RESULTS[int(found.group(1))] if found else None
-# an InfiniBand work completion's status: 12 is retry exceeded (the fabric), 4 a local protection error
+# an InfiniBand work completion's status: 12 is retry exceeded (the fabric), 4 a local protection error; by
+# number, or by libibverbs' name and words for it (ibv_wc_status_str) as UCX, MPI and people write them
 _IB = re.compile(r"completion\b.{0,80}?\b(?:status|error)\s*[=:]?\s*([0-9]{1,3})\b", re.IGNORECASE)
+_IB_NAMED = ((12, re.compile(r"\btransport retry count(?:er)? exceeded|\bIBV_WC_RETRY_EXC_ERR\b", re.I)),)
 _EXCEPTION = re.compile(r"(?:^|[\s\[(:])((?:[a-z_][a-z0-9_]*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception|Interrupt))"
                         r"(?::\s*(.*))?")
 # a message that is itself an exception: the wrapper (an assert, a re-raise) adds nothing
@@ -234,7 +236,8 @@ def codes(text: str) -> Codes:
         "nccl": _when(("nccl", "unhandled", "internal error", "invalid", "remote process"), lower, lambda: (
             [m.group(1) for m in _NCCL.finditer(text)]
             + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),
-        "ib": _when(("completion",), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]),
+        "ib": _when(("completion", "retry", "ibv_wc"), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]
+                    + [n for n, named in _IB_NAMED if named.search(text)]),
         "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
         "wrapper": _when(("module", "dataparallel", "_orig_mod"), lower,
                          lambda: [name for name, pattern in _WRAPPERS if pattern.search(text)]),
