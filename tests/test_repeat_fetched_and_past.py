@@ -1,6 +1,7 @@
 """Failures heldout-repeats-8 showed the grouping could not tell apart or together (tests/corpus/
 heldout-repeats-8/README.md): a file fetched in place of the checkpoint, an InfiniBand status
-written in words. Made-up records, each with a look-alike that must stay apart."""
+written in words, inodes behind a full device. Made-up records, each with a look-alike that must
+stay apart."""
 from __future__ import annotations
 
 from test_repeats import _groups, _incident
@@ -39,5 +40,16 @@ def test_an_infiniband_status_is_the_same_by_its_number_its_name_or_its_words() 
         _incident(2, title="Transport retry count exceeded in the all-to-all past 10 processes", **network),
         _incident(3, signatures=["NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4242> with status=4 "
                                  "opcode=0 len=0 vendor err 81"], **network),  # a local protection error
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]
+
+
+def test_no_space_left_where_the_inodes_ran_out_is_the_inodes() -> None:
+    full = "OSError: [Errno 28] No space left on device"
+    records = [
+        _incident(1, signatures=[full], keywords=["df -i shows the root file system at 100% of its inodes"]),
+        _incident(2, signatures=["touch: cannot touch 'x': No space left on device"],
+                  keywords=["the inodes are used up, the storage is enough"]),
+        _incident(3, signatures=[full], keywords=["the checkpoints filled the scratch disk"]),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]
