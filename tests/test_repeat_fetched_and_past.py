@@ -1,7 +1,7 @@
 """Failures heldout-repeats-8 showed the grouping could not tell apart or together (tests/corpus/
 heldout-repeats-8/README.md): a file fetched in place of the checkpoint, an InfiniBand status
-written in words, inodes behind a full device. Made-up records, each with a look-alike that must
-stay apart."""
+written in words, inodes behind a full device, token ids past the embedding. Made-up records, each
+with a look-alike that must stay apart."""
 from __future__ import annotations
 
 from test_repeats import _groups, _incident
@@ -53,3 +53,21 @@ def test_no_space_left_where_the_inodes_ran_out_is_the_inodes() -> None:
         _incident(3, signatures=[full], keywords=["the checkpoints filled the scratch disk"]),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]
+
+
+def test_token_ids_past_the_embedding_are_one_failure_whatever_the_assertion_says() -> None:
+    model = {"symptom": "crash", "layer": "model-code"}
+    records = [
+        _incident(1, signatures=["RuntimeError: CUDA error: device-side assert triggered"],
+                  keywords=["added special tokens to the tokenizer, forgot resize_token_embeddings"], **model),
+        _incident(2, signatures=["Indexing.cu:1146: indexSelectLargeIndex: block: [58,0,0], thread: [21,0,0] "
+                                 "Assertion `srcIndex < srcSelectDimSize` failed."],
+                  keywords=["a custom tokenizer larger than the model's embedding"], **model),
+        # the same assertion: a position past max_position_embeddings, an index into a person's own table
+        _incident(3, signatures=["RuntimeError: CUDA error: device-side assert triggered"],
+                  keywords=["sequences longer than max_position_embeddings"], **model),
+        _incident(4, signatures=["Indexing.cu:1146: indexSelectLargeIndex: block: [58,0,0], thread: [21,0,0] "
+                                 "Assertion `srcIndex < srcSelectDimSize` failed."],
+                  keywords=["category id 12 into an embedding of 10 rows"], **model),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"], ["INC-0004"]]

@@ -145,7 +145,7 @@ class Codes:
                     or self.exception)
 
     def of(self, kind: str) -> tuple[str, ...]:
-        if kind in ("saving", "no-gpu"):  # the incident's to say (a save, a machine with no GPU), never a line's
+        if kind in ("saving", "no-gpu", "vocabulary"):  # the incident's to say (a save, no GPU), never a line's
             return ()
         return tuple(str(v) for v in getattr(self, kind))
 

@@ -99,3 +99,21 @@ def without_gpu(data: dict[str, Any]) -> bool:
     text = "; ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
                       str(data.get("root_cause", ""))])
     return _WITHOUT_GPU.search(text) is not None
+
+
+PAST_VOCABULARY = "vocabulary"  # the distinguishing kind in the catalogue, and the key's value
+# a person's words for token ids past the model's embedding: the tokenizer grown (tokens added, a
+# custom one) without resizing the embedding, or the two out of step. Never a position embedding's
+# length ("max_position_embeddings": another table) nor an index into a person's own small embedding
+_PAST_VOCABULARY = re.compile(
+    r"\bresiz\w* (?:the |its |model |token |input )*embeddings?\b|\bresize_token_embeddings\b"
+    r"|\b(?:add(?:ed|ing|s)?|new) (?:a |few |new |special |extra )*tokens?\b"
+    r"|\btokenizer\b.{0,60}\b(?:embedding|vocab)|\b(?:token )?embedding\b.{0,60}\btokenizer\b"
+    r"|\bvocab(?:ulary)?(?: size)? (?:mismatch|differs|larger|bigger)", re.IGNORECASE)
+
+
+def past_vocabulary(data: dict[str, Any]) -> bool:
+    """Whether an incident's title, keywords or root cause say its token ids ran past the embedding."""
+    text = "; ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
+                      str(data.get("root_cause", ""))])
+    return _PAST_VOCABULARY.search(text) is not None
