@@ -33,8 +33,7 @@ from tooling.analysis.similarity import STOP_WORDS
 from tooling.catalogue.codes import line_words, shown_identifying
 from tooling.catalogue.evidence import primary, routine_mode
 from tooling.catalogue.modes import FailureMode, catalogue
-from tooling.catalogue.phases import (NO_GPU, PAST_VOCABULARY, SAVING, named_phase, past_vocabulary, phase_of,
-                                      without_gpu)
+from tooling.catalogue.phases import SAVING, TOLD_BY_WORDS, named_phase, phase_of
 from tooling.catalogue.recognise import CODE_LABELS, Recognition
 from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
@@ -151,11 +150,9 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
     extra: list[str] = []
     if "saving" in mode.distinguish and phase_of(data, mode) == SAVING:
         extra.append(f"phase={SAVING}")  # the save's own footprint, not the run's
-    if NO_GPU in mode.distinguish and without_gpu(data):
-        extra.append(f"host={NO_GPU}")  # nothing to upgrade or drain: the job went where no GPU is
-    if PAST_VOCABULARY in mode.distinguish and past_vocabulary(data):
-        extra.append(f"index={PAST_VOCABULARY}")  # a tokenizer the embedding lags behind, whatever the line
-    for kind in (k for k in mode.distinguish if k not in ("message", NO_GPU, PAST_VOCABULARY)):  # "saving": Codes.of
+    extra += [f"{name}={kind}" for kind, (name, says) in TOLD_BY_WORDS.items()
+              if kind in mode.distinguish and says(data)]
+    for kind in (k for k in mode.distinguish if k != "message" and k not in TOLD_BY_WORDS):  # "saving": Codes.of
         values = [v for r in recognised for v in r.codes.of(kind)]
         if values:
             extra.append(f"{kind}={values[0].split(': ', 1)[-1] if kind == 'exception' else values[0]}")

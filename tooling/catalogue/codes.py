@@ -145,9 +145,9 @@ class Codes:
                     or self.exception)
 
     def of(self, kind: str) -> tuple[str, ...]:
-        if kind in ("saving", "no-gpu", "vocabulary"):  # the incident's to say (a save, no GPU), never a line's
-            return ()
-        return tuple(str(v) for v in getattr(self, kind))
+        """A line's codes of ``kind``; none for a kind that is the incident's to say, never a line's
+        (a save, a machine with no GPU: tooling.catalogue.phases.TOLD_BY_WORDS)."""
+        return tuple(str(v) for v in getattr(self, kind, ()))
 
 
 def _unique(values: list) -> tuple:  # type: ignore[type-arg]

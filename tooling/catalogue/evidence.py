@@ -77,7 +77,7 @@ def _narrowed(found: Evidence, shown: list[tuple[FailureMode, str]], data: dict[
     if narrower is not coarse:
         found.narrowed = coarse.id
         return _chosen(found, narrower, shown, "signatures")
-    narrower = modes.narrowest(coarse, named_modes(_description(data)))
+    narrower = modes.narrowest(coarse, named_modes(description(data)))
     if narrower is not coarse:
         found.mode, found.line, found.source, found.narrowed = narrower, None, "description", coarse.id
     return found
@@ -90,7 +90,7 @@ def _ended(found: Evidence, data: dict[str, Any]) -> Evidence:
     assert found.mode is not None
     if not found.mode.end_of:
         return found
-    ended = next((m for m in named_modes(_description(data)) if m.id in found.mode.end_of), None)
+    ended = next((m for m in named_modes(description(data)) if m.id in found.mode.end_of), None)
     if ended is not None:
         found.mode, found.line, found.source = ended, None, "description"
     return found
@@ -102,7 +102,7 @@ def described_mode(data: dict[str, Any], *, alone: bool = False) -> tuple[Failur
     named. When the description is ``alone`` (no signature or ``failure_mode`` says anything),
     one of several causes it names by more of its keywords than any other, or as many as another
     but alone of the layer the record was filed under, is still the best reading of it."""
-    text = _description(data)
+    text = description(data)
     said = Recognition(None, text=text)  # its codes are read only if asked for (told_apart)
     if (stated := stated_cause(*_fields(data))) is not None:
         return stated, said, 1
@@ -155,7 +155,8 @@ def _only_died(mode: FailureMode) -> bool:
     return mode.downstream and mode.automation == "runbook-first"
 
 
-def _description(data: dict[str, Any]) -> str:
+def description(data: dict[str, Any]) -> str:
+    """An incident's own words for what happened: its title, keywords and root cause."""
     # each field its own clause: a keyword that clears something ("no scheduled maintenance")
     # clears its own field, not the keywords written after it
     return "; ".join(_fields(data))
@@ -199,7 +200,7 @@ def routine_mode(data: dict[str, Any], recognised: list[Recognition]) -> Failure
     named its failure: a question about such messages, or a run that only printed them, is that
     routine message, not the failure it can precede."""
     shown = next((r.routine for r in recognised if r.routine is not None), None)
-    return shown or recogniser().routine_of(_description(data))
+    return shown or recogniser().routine_of(description(data))
 
 
 def told_apart(mode: FailureMode, said: Recognition) -> bool:

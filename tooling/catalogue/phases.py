@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.evidence import description
 from tooling.catalogue.modes import FailureMode, catalogue
 
 # in the dialect of the catalogue's patterns (matched by the same engine, without regard to case)
@@ -96,9 +97,7 @@ _WITHOUT_GPU = re.compile(
 
 def without_gpu(data: dict[str, Any]) -> bool:
     """Whether an incident's title, keywords or root cause say its machine has no NVIDIA GPU."""
-    text = "; ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
-                      str(data.get("root_cause", ""))])
-    return _WITHOUT_GPU.search(text) is not None
+    return _WITHOUT_GPU.search(description(data)) is not None
 
 
 PAST_VOCABULARY = "vocabulary"  # the distinguishing kind in the catalogue, and the key's value
@@ -114,6 +113,11 @@ _PAST_VOCABULARY = re.compile(
 
 def past_vocabulary(data: dict[str, Any]) -> bool:
     """Whether an incident's title, keywords or root cause say its token ids ran past the embedding."""
-    text = "; ".join([str(data.get("title", "")), *map(str, data.get("keywords", [])),
-                      str(data.get("root_cause", ""))])
-    return _PAST_VOCABULARY.search(text) is not None
+    return _PAST_VOCABULARY.search(description(data)) is not None
+
+
+# distinguishing kinds an incident's own words tell, never a line's: kind -> (the key's name, the test)
+TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
+    NO_GPU: ("host", without_gpu),  # nothing to upgrade or drain: the job went where no GPU is
+    PAST_VOCABULARY: ("index", past_vocabulary),  # a tokenizer the embedding lags behind, whatever the line
+}
