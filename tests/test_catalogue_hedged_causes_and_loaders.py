@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from tooling.catalogue.recognise import asserted, recognise
+from scan_support import mode
+from tooling.catalogue.recognise import asserted
 
 RAY = ("(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
        "troubleshoot the problem, check the logs for the dead worker. Worker exit type: SYSTEM_ERROR Worker exit "
        "detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential "
        "root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop "
        "--force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.")
-
-
-def mode(line: str) -> str | None:
-    found = recognise(line).mode
-    return found.id if found else None
 
 
 def test_a_list_of_possible_causes_asserts_none_of_them() -> None:

@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooling.catalogue.recognise import recognise
-
-
-def mode(line: str) -> str | None:
-    found = recognise(line).mode
-    return found.id if found else None
+from scan_support import mode
 
 
 @pytest.mark.parametrize("line", [

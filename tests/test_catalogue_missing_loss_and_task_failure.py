@@ -9,17 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tooling.catalogue.recognise import recognise
+from scan_support import mode
+
 
 NO_LOSS = (" iteration        9/      10 | consumed samples:          108 | consumed tokens:       442368 | elapsed "
            "time per iteration (ms): 1979.2 | learning rate: 4.219E-07 | global batch size:    12 | loss scale: 1.0 | "
            "actual seqlen:  4096 | number of skipped iterations:   0 | number of nan iterations:   0 | samples per "
            "second: 6.063 | tokens per gpu per second (tgs): 2069.506 | TFLOPs: 127.00 |")
-
-
-def mode(line: str) -> str | None:
-    found = recognise(line).mode
-    return found.id if found else None
 
 
 @pytest.mark.parametrize("line", [

@@ -7,16 +7,11 @@ sits at 1.0 and dips to 0.5. PaddlePaddle's launcher reports a worker that exite
 view of a failed child as torchrun's is."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from tooling.catalogue.recognise import recognise
-from tooling.logs.scan import scan_logs
-from tooling.writers.filing import as_json
-
-NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+from scan_support import drafts, mode
 
 
 def epoch(i: int, scale: float) -> str:
@@ -28,12 +23,6 @@ def epoch(i: int, scale: float) -> str:
 
 def note(scale: float) -> str:
     return f"2020-03-23 11:41:18 | INFO | fairseq.trainer | NOTE: overflow detected, setting loss scale to: {scale!r}\n"
-
-
-def drafts(tmp_path: Path, text: str) -> list[dict]:
-    log = tmp_path / "train.log"
-    log.write_text(text, encoding="utf-8")
-    return [as_json(d) for d in scan_logs([log], now=NOW).drafts]
 
 
 def test_a_scale_printed_zero_is_a_collapse_already_over(tmp_path: Path) -> None:
@@ -61,11 +50,6 @@ def test_a_bf16_runs_constant_scale_drafts_nothing(tmp_path: Path) -> None:
     text = "".join(f" iteration {i:>8}/  100000 | lm loss: {2.5 + 0.01 * (i % 7):.6E} | loss scale: 1.0 |\n"
                    for i in range(200))
     assert drafts(tmp_path, text) == []
-
-
-def mode(line: str) -> str | None:
-    found = recognise(line).mode
-    return found.id if found else None
 
 
 @pytest.mark.parametrize("line", [

@@ -4,13 +4,9 @@ first overflows, which halve a few times from where the scale was initialised an
 of times higher, and a scale that halves now and then and grows back, draft nothing."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
-from tooling.logs.scan import scan_logs
-from tooling.writers.filing import as_json
-
-NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+from scan_support import drafts
 
 
 def overflow(i: int, scale: float) -> str:
@@ -24,12 +20,6 @@ def bar(i: int) -> str:
 
 def megatron(i: int, scale: float) -> str:
     return f" iteration {i:>8}/  100000 | lm loss: {2.5 + 0.01 * (i % 7):.6E} | loss scale: {scale:.1f} |\n"
-
-
-def drafts(tmp_path: Path, text: str) -> list[dict]:
-    log = tmp_path / "train.log"
-    log.write_text(text, encoding="utf-8")
-    return [as_json(d) for d in scan_logs([log], now=NOW).drafts]
 
 
 def test_a_scale_halved_on_every_step_is_a_collapse_above_the_floor(tmp_path: Path) -> None:

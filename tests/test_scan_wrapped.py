@@ -6,15 +6,12 @@ padded to the terminal's width, or lines of one length that are not the longest 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
 from support import tooling
+from scan_support import drafts
 from tooling.logs import wrapped
-from tooling.logs.scan import scan_logs
-from tooling.writers.filing import as_json
 
-NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
 WIDTH = 100
 OOM = ("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 3; 79.15 GiB total capacity; 77.01 GiB already "
        "allocated)")
@@ -45,12 +42,6 @@ def joined(text: str, width: int) -> list[tuple[int, list[int]]]:
     data = text.encode()
     found = [(start, wrapped.verified(data, start, parts)) for start, parts in wrapped.chains(data, len(data), width)]
     return [(start, parts) for start, parts in found if parts]
-
-
-def drafts(tmp_path: Path, text: str) -> list[dict]:
-    log = tmp_path / "train.log"
-    log.write_text(text, encoding="utf-8")
-    return [as_json(d) for d in scan_logs([log], now=NOW).drafts]
 
 
 def test_a_wrapped_line_is_read_whole_at_its_first_parts_line(tmp_path: Path) -> None:
