@@ -15,8 +15,8 @@ many occurrences, and each failure is filed as one incident, whatever the polls.
 
 What the log does not do: rotate twice between two polls (a file written and rotated away
 unseen cannot be read), rotate inside a traceback (a block cut by a rotation is read as two
-files' ends), end on a line no mode names, or rotate right after one (such a line is a failure only
-once the log ended, which a followed log never does: tooling.logs.unknown; a rotated copy's last
+files' ends), end within TAIL lines of a line no mode names, or rotate so (such a line is a failure
+only once the log ended, which a followed log never does: tooling.logs.unknown; a rotated copy's last
 line is its file's end), or pause before its end (a pause of SETTLE seconds is where a watch takes a
 half-read block, or a line waiting for a cause below it, as written out: tooling.watch.tail).
 """
@@ -40,6 +40,7 @@ from support import CORPUS
 from tooling.logs.context import line_prefix
 from tooling.logs.drafts import Draft, Key
 from tooling.logs.scan import scan_logs
+from tooling.logs.unknown import TAIL, ends_on_error
 from tooling.watch.logs import FollowedLog
 from tooling.watch.occurrences import failure_key
 from tooling.watch.watcher import taken, to_file
@@ -136,8 +137,11 @@ def logs(draw: st.DrawFn) -> list[Step]:
 
 
 def _went_on(steps: list[Step]) -> None:
-    """A progress line after the log's last line if that is one no mode names (see UNNAMED)."""
-    if "".join(step.text for step in steps).rstrip("\n").endswith(UNNAMED):
+    """A progress line after the log's last lines if one of them is one no mode names (see UNNAMED):
+    not only the last line, any within TAIL lines of the end, which ends the log as much for a scan;
+    and after a last line stamped at glog's error severity (the "glog" stamp), which ends it on an error."""
+    last = "".join(step.text for step in steps).rstrip("\n").split("\n")[-TAIL:]
+    if any(line.endswith(UNNAMED) for line in last) or ends_on_error(last[-1]):
         steps.append(Step("write", "step 0 | loss 2.31 (went on)\n"))
 
 

@@ -34,6 +34,8 @@ def test_one_the_run_went_on_from_or_at_another_severity_is_not(tmp_path: Path) 
     retrying = "E1224 22:35:53.165575   26868 grpc_client.cc:99] connection refused, will retry in 5 s"
     assert drafted(tmp_path, STEP, retrying) == []  # cut while it waited to retry
     assert drafted(tmp_path, STEP, "Error1224 22:35:53 on the dashboard") == []  # no prefix of glog's
+    # a progress report written at error severity (a logger set to E for everything): the run went on
+    assert drafted(tmp_path, STEP, STEP.replace("I1224", "E1224", 1)) == []
 
 
 # TensorFlow's C++ logging writes the same severity after a date (raw-log sweep 8: XLA's client)

@@ -144,8 +144,9 @@ def killed_unsaid(lines: list[str]) -> bool:
 def ends_on_error(text: str) -> bool:
     """Whether a log's last line is written at error or fatal severity by glog's or TensorFlow's
     prefix (see _SEVERE): whatever its words, the log ends on an error (a line that only says it
-    will retry does not: it was cut while it waited)."""
-    return _SEVERE.search(text) is not None and not retries(text)
+    will retry does not: it was cut while it waited; nor does one that reports the run's progress,
+    which says the run went on)."""
+    return _SEVERE.search(text) is not None and not retries(text) and not went_on(text)
 
 
 def a_threads(text: str) -> bool:
