@@ -23,6 +23,7 @@ half-read block, or a line waiting for a cause below it, as written out: tooling
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -64,9 +65,11 @@ HEALTHY = _lines(LOGLINES / "normal.txt")
 UNNAMED = tuple(_lines(LOGLINES / "other.unclassified.txt"))
 # a traceback's last line is not indented and has the prefix of its header (none here): one
 # that is or has another would leave the traceback open, and the next line written, whatever it
-# is, would end it (in the next file, after a rotation)
+# is, would end it (in the next file, after a rotation). So only lines that start with an exception's
+# name: a proven line with a prefix line_prefix does not know ("2023-06-02T12:54:40+03:00\t{...}",
+# a table's row) left the traceback open across a rotation, and the watch counted a flap once more
 EXCEPTIONS = sorted({line.strip() for line in FAILURES if not line_prefix(line.strip())
-                     and not line.lstrip().startswith(("Traceback", "File "))})
+                     and re.match(r"[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b", line.strip())})
 BANNER = "".join(f"launcher: {line}\n" for line in HEALTHY[:40])[:1500].rsplit("\n", 1)[0] + "\n"
 assert len(BANNER.encode()) > 1024, "the banner must be longer than the head a file is known by"
 

@@ -61,7 +61,9 @@ class Builder:
         said = self.process.stdout.readline()
         if said != "built\n":
             self.process.kill()
-            raise AssertionError(f"the build failed:\n{self.process.communicate()[1][-4000:]}")
+            out, err = self.process.communicate()  # what it said instead of "built", and its errors
+            raise AssertionError(f"the build failed (exit {self.process.returncode}), said {said!r} then "
+                                 f"{out[-2000:]!r}:\n{err[-4000:]}")
 
     def close(self) -> None:
         self.process.kill()
