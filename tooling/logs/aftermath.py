@@ -19,6 +19,10 @@ The rule, per log:
 - it is also the aftermath of a specific failure written after it, at most :data:`WINDOW` after
   (:data:`AFTER_LINES` lines below, when a time is missing): torchrun stops the other ranks just
   before it reports the one that died;
+- a line that says it is written as its process ends (CPython's resource_tracker: "leaked
+  shared_memory objects to clean up at shutdown") reports what the end left behind: after a failure
+  (seen, or waiting for its cause), it is that failure's aftermath and explains none of it; alone,
+  it drafts like any line of its mode;
 - a scheduler's stop ends the job's attempt (a mode marked ``ends_attempt``, a preemption; a line
   that says the job was cancelled or requeued): the lines of its unwinding, at most :data:`GRACE`
   after it (:data:`AFTER_LINES` lines below, when a time is missing), are the aftermath of it and of
@@ -55,6 +59,9 @@ GRACE = timedelta(minutes=2)
 # ***" (an operator's scancel, a failed step's), a requeue ("Requeued job 12", "DUE TO JOB REQUEUE")
 _ENDS = re.compile(r"\bCANCELLED AT\b|\brequeu(?:ed|ing)\b|\bJOB REQUEUE\b", re.I)
 MAX_WAITING = 1000  # aftermath lines waiting for a cause below them; older ones draft
+# a line written as its process ends, about what the end left behind: "to clean up at shutdown",
+# "on exit", "during interpreter shutdown", "while shutting down"
+_TEARDOWN = re.compile(r"\b(?:at|on|during)(?: interpreter)? (?:shutdown|exit)\b|\bwhile shutting down\b", re.I)
 
 
 def is_aftermath(mode: FailureMode) -> bool:
@@ -101,6 +108,9 @@ class Aftermath:
         if self._narrowed(hit, mode):  # "failed to listen" after "Address already in use": one failure
             self.explained += 1
             return []
+        if self._teardown(hit, mode):
+            self.explained += 1
+            return []
         ready = []
         if not (is_aftermath(mode) or hit.echo):
             waiting = len(self._waiting)
@@ -137,6 +147,12 @@ class Aftermath:
         return any((other != mode.id or hit.echo) and (at is None or then is None or abs(at - then) <= window)
                    and (self._end is None or line > self._end[0] or self._unwinding(hit))
                    for other, (line, then) in self._latest.items())
+
+    def _teardown(self, hit: Hit, mode: FailureMode) -> bool:
+        """Whether ``hit`` is written as its process ends, after a failure it is the aftermath of."""
+        if _TEARDOWN.search(hit.message) is None:
+            return False
+        return any(self._near(waiting, hit) for waiting in self._waiting) or self._after_another(hit, mode)
 
     def _unwinding(self, hit: Hit) -> bool:
         """Whether ``hit`` is among the lines of the latest stop's unwinding (see GRACE)."""
