@@ -7,7 +7,9 @@ a run that logs one line an epoch, or a paste of a dozen lines, never gets there
 lines show all the same, judged against the run's own earlier values, never a fixed loss:
 
 - :class:`Blowup`: a loss :data:`BLOWUP` times the median of the readings before it: not noise
-  but orders of magnitude (training.divergence);
+  but orders of magnitude (training.divergence); where one reading only came before it (a paste
+  that starts on the run's last sane step), the jump must also hold :data:`LEAP_HOLD` readings at
+  :data:`LEAP` times that reading, as :class:`Leap`'s level does: one reading is a weak baseline;
 - :class:`Leap`: a loss :data:`LEAP` times the median of the readings before it that stays there
   for :data:`LEAP_HOLD` readings in a row: a level the run jumped to, not a spike that passes
   (training.divergence);
@@ -42,19 +44,27 @@ TIGHT, TIGHT_LINES, TIGHT_DIGITS = 0.0015, 8, 4  # range over median; readings; 
 
 
 class Blowup:
-    """A loss BLOWUP times the median of the readings before it."""
+    """A loss BLOWUP times the median of the readings before it; from one reading, held (LEAP_HOLD)."""
 
     def __init__(self) -> None:
         self.before: list[tuple[Point, float]] = []
         self.fired = False
+        self.held: tuple[Point, Reading, float, int] | None = None  # from one reading: (jump, its reading, usual, held)
 
     def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
         value, before = reading.value, self.before
         if not math.isfinite(value):
+            self.held = None
             return None  # a NaN is drafted by its line (training.nan)
+        if self.held is not None:
+            return self._hold(point, reading)
         usual = median(v for _, v in before) if len(before) >= BLOWUP_BEFORE else None
+        lone = before[0][1] if len(before) == 1 else None
         before.append((point, value))
         del before[:-20]  # the latest readings are the run's usual
+        if not self.fired and lone is not None and lone > 0 and value >= BLOWUP * lone:
+            self.held = (point, reading, lone, 1)
+            return None
         if self.fired or usual is None or usual <= 0 or value < BLOWUP * usual:
             return None
         self.fired = True
@@ -63,6 +73,27 @@ class Blowup:
                 f"{g(usual)} of the {len(before) - 1} readings before it, from {first.place()}")
         return SeriesFinding(DIVERGED, f"{reading.key} {g(usual)} to {reading.raw}", point,
                              (text, *quoted(("before", before[-2][0]), ("jump", point))))
+
+    def _hold(self, point: Point, reading: Reading) -> SeriesFinding | None:
+        """A jump from the one reading before it, followed while it holds LEAP times that reading."""
+        assert self.held is not None
+        jump, first, usual, held = self.held
+        last_point, last_value = self.before[-1]
+        if (point.step, reading.value) == (last_point.step, last_value) and point.step is not None:
+            return None  # the same step's reading printed again (absl and the logger each write it)
+        self.before.append((point, reading.value))
+        if reading.value < LEAP * usual:
+            self.held = None  # back down: a spike
+            return None
+        self.held = (jump, first, usual, held + 1)
+        if held + 1 < LEAP_HOLD:
+            return None
+        self.fired, self.held = True, None
+        text = (f"{first.key} jumped to {first.raw} at {jump.place()}, {first.value / usual:,.0f}x the one reading "
+                f"before it ({g(usual)}, at {self.before[0][0].place()}), and stayed {LEAP:g}x above it for "
+                f"{held + 1} readings, to {reading.raw} at {point.place()} ({steps_between(jump, point)})")
+        return SeriesFinding(DIVERGED, f"{first.key} {g(usual)} to {first.raw}, held", jump,
+                             (text, *quoted(("before", self.before[0][0]), ("jump", jump), ("latest", point))))
 
 
 class Leap:
