@@ -1,0 +1,31 @@
+"""Failures heldout-repeats-9 showed the grouping could not tell apart or together (tests/corpus/
+heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word.
+Made-up records and lines, each with a look-alike that must stay apart."""
+from __future__ import annotations
+
+from test_repeats import _groups, _incident
+
+from tooling.catalogue.recognise import recognise, suggest
+
+NETWORK = {"symptom": "crash", "layer": "network-fabric"}
+
+
+def test_gloos_mesh_that_cannot_connect_is_a_communicator_that_could_not_start() -> None:
+    for line in ("RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] "
+                 "no error", "[rank1]:[E528 08:52:46.164 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with "
+                 "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"):
+        assert recognise(line).mode.id == "nccl.init-failure", line
+    # Gloo's own healthy report of its mesh, and a peer gone mid-run, are not a start that failed
+    for line in ("[Gloo] Rank 0 is connected to 3 peer ranks. Expected number of connected peer ranks is : 3",
+                 "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer"):
+        found = recognise(line)
+        assert found is None or found.mode is None or found.mode.id != "nccl.init-failure", line
+    assert "nccl.init-failure" in [m.id for m in suggest("multi-node fails until GLOO_SOCKET_IFNAME=ib0 is set")]
+    records = [
+        _incident(1, signatures=["RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
+                                 "tcp/pair.cc:144] no error"], **NETWORK),
+        _incident(2, title="Two nodes fail at init until GLOO_SOCKET_IFNAME names the interface", **NETWORK),
+        _incident(3, signatures=["RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection "
+                                 "closed by peer [10.0.0.2]:28048"], **NETWORK),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]
