@@ -9,8 +9,9 @@ loss_scale=128, wps=12345``, nanoGPT's ``loss 2.3456, time 123.45ms, mfu 12.34%`
 line (``lm loss value: 2.3``) names no training loss. Each quantity is its first reading in the line.
 Which lines are read is the sampler's to say (:mod:`tooling.logs.sampling`): progress lines, and
 any line that writes a training loss as a value (:data:`WRITTEN`: ``loss: 0.61``, ``'loss': 1.2``,
-``Loss: 11.174``, a table's ``loss             1.356284``) or a progress bar's rate (tqdm's
-``299/3000 [10:44<1:37:05,  2.16s/it``, read as a :class:`Bar`).
+``Loss: 11.174``, a table's ``loss             1.356284``), a progress bar's rate (tqdm's
+``299/3000 [10:44<1:37:05,  2.16s/it``, read as a :class:`Bar`) or a throughput written before its
+unit (MXNet's ``Speed: 95.71 samples/sec``).
 
 Lines that change the fp16 loss scale (DeepSpeed's ``Attempted loss scale: 4, reducing to 2``,
 apex's ``reducing loss scale to 0.5``, fairseq's ``setting loss scale to: 64.0``) and progress
@@ -60,7 +61,12 @@ FLAGS = (r"(nan|inf)(['\"\s|,;)}\]]|$)",
 # lines whose numbers are read besides progress lines (for the sampler's automaton): a training loss
 # written as a value, a progress bar's count, elapsed time and rate
 WRITTEN = (r"\bloss['\"]?\s*[:=]?\s*['\"]?[-+]?[0-9]",
-           r"[0-9]+/[0-9]+ \[[0-9:]+<[0-9:?]*, *[0-9.]+ ?(s/it|it/s)")
+           r"[0-9]+/[0-9]+ \[[0-9:]+<[0-9:?]*, *[0-9.]+ ?(s/it|it/s)",
+           r"[0-9] ?(samples|examples|images|imgs|tokens|sequences|sentences|words|frames) ?/ ?s(ec)?\b")
+# a throughput written value first, its unit after (MXNet's Speedometer "Speed: 95.71 samples/sec",
+# "12,345 tokens/s", "312.5 examples/sec"): items of work per second, whatever names the field
+_RATE_AFTER = re.compile(r"(?<![\w.])(" + _NUMBER + r") ?((?:samples|examples|images|imgs|tokens|sequences|sentences"
+                         r"|words|frames) ?/ ?s(?:ec)?)(?![a-z0-9])")
 _BAR = re.compile(r"^(?P<label>.*?)[\s:]*(?:[0-9]+%)?\|[^|]*\|\s*(?P<done>[0-9]+)/(?P<total>[0-9]+) "
                   r"\[(?P<elapsed>[0-9:]+)<[0-9:?]*, *(?P<rate>[0-9.]+) ?(?P<unit>s/it|it/s)")
 
@@ -127,6 +133,8 @@ def numbers(line: str) -> Numbers:
                 continue  # "time 12:30:00" is a clock, not a step's duration
             value = value / 1000 if unit == "ms" or "(ms)" in key else value
         found[name] = Reading(shown, raw, value, unit)
+    if "speed" not in found and (rate := _RATE_AFTER.search(low)) is not None:
+        found["speed"] = Reading(rate.group(2), rate.group(1), value_of(rate.group(1)))
     step = _STEP.search(low)
     return Numbers(int(step.group(1)) if step else None, **found, bar=bar(line) if "/it" in low or "it/s" in low else None)
 

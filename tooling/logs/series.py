@@ -73,7 +73,7 @@ class Series:
 
     def finish(self) -> list[SeriesFinding]:
         """The log ends (tooling scan; a watched log goes on)."""
-        found = [self.loss.finish(), self._norm(self.norm.finish())]
+        found = [self.loss.finish(), self._norm(self.norm.finish()), self.slow.finish()]
         return [finding for finding in found if finding is not None]
 
     def _norm(self, finding: SeriesFinding | None) -> SeriesFinding | None:

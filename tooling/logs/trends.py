@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+import statistics
 from datetime import timedelta
 
 from tooling.logs.context import When
@@ -21,6 +22,11 @@ SPEED_WARMUP = 10  # progress lines not timed at a log's start (compiling, warmi
 FLAT_LINES, FLAT_STEPS = 100, 1000  # a loss unchanged to its last printed digit over so many progress lines
 # (and steps, where known): a smoothed loss that still falls moves its last digit well within that
 FLAT_DIGITS = 4  # "loss 2.31" unchanged says little: its noise may hide below the digits shown
+# a log too short for the rule's baseline (SPEED_WARMUP + MIN_HISTORY progress lines): a fall at its
+# end, below DROP of the median of at least END_BEFORE readings before it, on its last END_LINES
+# lines or more, each no faster than the one before and two speeds at least (a line printed twice
+# is one reading): a run that slows as the paste ends, not one pause that the next line is over
+END_BEFORE, END_LINES = 5, 3
 GAP_RATIO = 10.0  # a gap this many times the usual interval between progress lines, and a stall by the stall rule
 MIN_INTERVALS = 5  # intervals seen before a gap is judged
 GAP_WINDOW = 50
@@ -37,7 +43,8 @@ class _Drop:
 
 class Slowdown:
     """Throughput (tokens/s, samples/s, TFLOP/s, MFU) or, where a line gives none, step time, against
-    its own median: below DROP for PERSIST progress lines in a row is a training.throughput-drop."""
+    its own median: below DROP for PERSIST progress lines in a row is a training.throughput-drop; in a
+    log too short for that median, a fall that lasts to the log's end (:meth:`finish`)."""
 
     def __init__(self) -> None:
         self.baseline = RobustBaseline(WINDOW)
@@ -45,6 +52,7 @@ class Slowdown:
         self.kind: str | None = None  # "speed" or "time": the first a log gives, then only that one
         self.reading: Reading | None = None
         self.open: _Drop | None = None
+        self.early: list[tuple[Point, float]] = []  # the readings before the baseline could judge
 
     def observe(self, point: Point, speed: Reading | None, time: Reading | None) -> SeriesFinding | None:
         kind = self.kind or ("speed" if speed is not None else "time")
@@ -54,6 +62,8 @@ class Slowdown:
         self.kind, self.reading = kind, reading
         value = reading.value if kind == "speed" else 1 / reading.value  # higher is faster, either way
         self.seen += 1
+        if self.seen <= SPEED_WARMUP + MIN_HISTORY:
+            self.early.append((point, value))
         if self.seen <= SPEED_WARMUP:
             return None
         drop = self.open
@@ -71,6 +81,26 @@ class Slowdown:
         if value < drop.worst_value:
             drop.worst, drop.worst_value = point, value
         return self._finding(drop, point, value) if drop.lines == PERSIST else None
+
+    def finish(self) -> SeriesFinding | None:
+        """The log ends: in a log too short for the baseline, a fall that lasted to its end."""
+        early = self.early
+        if self.seen > SPEED_WARMUP + MIN_HISTORY or len(early) < END_BEFORE + END_LINES:
+            return None
+        tail = _falling_tail([value for _, value in early])
+        fall = early[len(early) - tail:]
+        if tail < END_LINES or len({v for _, v in fall}) < 2:
+            return None
+        usual = statistics.median(v for _, v in early[:-tail])
+        (start, _), (end, value) = fall[0], fall[-1]
+        moved = "fell" if self.kind == "speed" else "rose"
+        ratio = value / usual if self.kind == "speed" else usual / value
+        text = (f"{self.reading.key if self.reading else 'speed'} {moved} to {self._show(value)} at {end.place()}, "
+                f"{ratio:.2f}x the median {self._show(usual)} of the {len(early) - tail} progress lines before, "
+                f"past {DROP}x on the log's last {tail} progress lines from {start.place()}, none faster than "
+                f"the one before, to the log's end")
+        return SeriesFinding("training.throughput-drop", f"{self._show(usual)} to {self._show(value)} at the end",
+                             start, (text, *quoted(("start", start), ("latest", end))))
 
     def _show(self, value: float) -> str:
         """A speed as the log writes it: the throughput, or the step time in the log's unit."""
@@ -95,6 +125,18 @@ class Slowdown:
         lines = quoted(("start", drop.start), ("worst", drop.worst), ("latest", end))
         return SeriesFinding("training.throughput-drop", f"{reading.key} {ratio(drop.worst_value):.2f}x its median",
                        drop.start, (text, *lines))
+
+
+def _falling_tail(values: list[float]) -> int:
+    """How many of the last values are each no higher than the one before and all below DROP of the
+    median of the values before them (END_BEFORE of those at least)."""
+    tail = 0
+    while tail + 1 <= len(values) - END_BEFORE:
+        value, after = values[-tail - 1], values[-tail] if tail else None
+        if (after is not None and value < after) or value >= DROP * statistics.median(values[:-tail - 1]):
+            break
+        tail += 1
+    return tail
 
 
 class Flat:
