@@ -5,6 +5,10 @@ its ``Traceback (most recent call last):`` header nor the frames between, which 
 may look like anything (``raise ChildFailedError(``). Every line of a rank's traceback carries
 that rank's prefix (``[rank3]: ``), so the lines of ranks writing at once are told apart.
 
+An exception whose words no mode names is still told by where it was raised: its innermost frame
+(:func:`innermost_frame`, the last ``File ...`` line and the code under it), whose names may say
+the work it was doing (``rendezvous.py ... in _env_rendezvous_handler``, ``store = TCPStore(...)``).
+
 torchrun ends with a summary that names, for each failed rank, its host, its global rank and how
 it died (``exitcode  : -9``: killed, most often by the kernel's OOM killer).
 """
@@ -21,6 +25,7 @@ from tooling.logs.numbers import ends_on_a_bar
 TRACEBACK_PATTERN = r"Traceback \(most recent call last\)"
 HEADER = "Traceback (most recent call last)"
 MAX_TRACEBACK = 2000  # lines walked (other ranks' lines included) before giving a traceback up
+FRAME_LINES = 3  # of a traceback's last frame lines, where its innermost frame is looked for
 MAX_SUMMARY = 80  # lines of torchrun's summary read
 RULE = "=" * 20  # (torchrun's summary opens and closes with a line of 60)
 INCOMPLETE = object()  # the block runs past the end of the buffer
@@ -82,6 +87,16 @@ def exception_line(buffer: bytearray, header: int, limit: int) -> Found | object
             body.append(start)
         start = following
     return None
+
+
+def innermost_frame(buffer: bytearray, found: Found, limit: int) -> str:
+    """The traceback's innermost frame: its last ``File "...", line N, in name`` line and the
+    indented code under it (the frame lines of ``found``'s rank, nearest the exception)."""
+    lines = [decode(buffer, start, limit)[0] for start in found.body[-FRAME_LINES:]]
+    for at in range(len(lines) - 1, -1, -1):
+        if lines[at].lstrip().startswith('File "'):
+            return "\n".join(lines[at:])
+    return ""
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED
+from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED, Codes
 from tooling.catalogue.signals import SIGNAL_NAMED
 from tooling.catalogue.engine import Matcher
+from tooling.catalogue.evidence import named_modes
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
 from tooling.logs import blocks, unknown
@@ -92,3 +93,16 @@ def told_from_outside(message: str, recognition: Recognition) -> bool:
 def stop_recognition(text: str) -> Recognition:
     """A stop told from outside as the failure of ``text``: no mode names it."""
     return Recognition(catalogue().get(UNCLASSIFIED), None, "a stop it was told from outside", text)
+
+_FUNCTION = re.compile(r", line [0-9]+, in (\S+)")
+
+
+def raised_in(frame: str, codes: Codes | None) -> Recognition:
+    """An exception whose words no mode names, by the frame it was raised in (blocks.innermost_frame):
+    the one specific mode that frame's names say by their keywords (a ``TCPStore`` built in the
+    rendezvous handler: ranks that could not meet), else a bug in the training code or a library."""
+    named = named_modes(frame) if frame else []
+    if len(named) == 1:
+        function = _FUNCTION.search(frame)
+        return Recognition(named[0], codes, f"an exception raised in {function.group(1) if function else 'its frame'}")
+    return Recognition(catalogue().get("software.bug"), codes, "a traceback")

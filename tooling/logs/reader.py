@@ -20,13 +20,15 @@ from tooling.logs import blocks, transient, unknown
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import context
 from tooling.logs.draft_book import DraftBook
-from tooling.logs.flagged import Flagged, clean, matcher, placed, recognise_line, stop_recognition, told_from_outside
+from tooling.logs.flagged import (Flagged, clean, matcher, placed, raised_in, recognise_line, stop_recognition,
+                                  told_from_outside)
 from tooling.logs.recorder import Recorder
 from tooling.logs.sampling import Numeric, non_finite_value
 from tooling.logs.timeline import Moment
 from tooling.logs.unknown import TAIL, UNCLASSIFIED, Fate
 
 NAN = "training.nan"
+BUG = "software.bug"  # an exception that says only that it is one ("ValueError: ...")
 INFO = "NCCL INFO "  # e.g. "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file"
 
 
@@ -68,7 +70,9 @@ class LineReader(Recorder):
                 return waits
             skip.update(found.body, (found.start,))
             since = time_from if time_from is not None else line
-            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None), above)
+            frame = blocks.innermost_frame(buffer, found, limit)
+            return self._exception(found.start, line + found.lines, limit, skip, (when, since if when else None), above,
+                                   frame)
         echo = False
         if text.startswith(INFO, where.message):
             # NCCL reports failures as WARN; its INFO lines quote library errors it got past, but
@@ -109,7 +113,7 @@ class LineReader(Recorder):
         return found[::-1]
 
     def _exception(self, start: int, line: int, limit: int, skip: set[int], header_time: Moment,
-                   above: list[Flagged]) -> bool:
+                   above: list[Flagged], frame: str = "") -> bool:
         """A traceback's last line is its signature: the exception, whatever its mode."""
         text = clean(blocks.decode(self.chunks.buffer, start, limit)[0])
         where = context(text, self.now)
@@ -118,8 +122,8 @@ class LineReader(Recorder):
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
         if told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
             recognition = stop_recognition(text)
-        elif recognition.mode is None or recognition.mode.id == UNCLASSIFIED:  # an exception nothing names: a bug
-            recognition = Recognition(catalogue().get("software.bug"), recognition.codes, "a traceback")
+        elif recognition.mode is None or recognition.mode.id in (UNCLASSIFIED, BUG):  # an exception nothing names
+            recognition = raised_in(frame, recognition.codes)  # but a Python one: the work its frame did, else a bug
         when = (where.when, None) if where.when and where.when.at else header_time
         for told in above:
             self._told(told, recognition, when)
