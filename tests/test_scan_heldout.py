@@ -76,6 +76,8 @@ SWEEPS = {
     "heldout-9": (12, 11, 11, 0, 5, 0),
     # sweep 12, first sight: 13 failures, 7 drafted, 7 classified, no false draft
     "heldout-10": (13, 10, 10, 0, 6, 0),
+    # sweep 13, first sight: 14 failures, 9 drafted, 8 classified, 1 false draft, none in a healthy log
+    "heldout-11": (14, 12, 12, 0, 5, 0),
 }
 
 
