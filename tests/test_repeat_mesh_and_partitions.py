@@ -29,3 +29,10 @@ def test_gloos_mesh_that_cannot_connect_is_a_communicator_that_could_not_start()
                                  "closed by peer [10.0.0.2]:28048"], **NETWORK),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003"]]
+
+
+def test_a_keyword_is_a_word_of_its_own_not_part_of_another() -> None:
+    assert "storage.inode-exhaustion" in [m.id for m in suggest("df -i shows 100% of the inodes used")]
+    assert "storage.inode-exhaustion" in [m.id for m in suggest("the inode table is full")]
+    for words in ("multinode fails at init", "Multinode training on two hosts hangs"):
+        assert "storage.inode-exhaustion" not in [m.id for m in suggest(words)], words
