@@ -1,5 +1,6 @@
 """Failures heldout-repeats-9 showed the grouping could not tell apart or together (tests/corpus/
-heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word.
+heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word,
+torch.compile recompiling a function up to Dynamo's limit.
 Made-up records and lines, each with a look-alike that must stay apart."""
 from __future__ import annotations
 
@@ -36,3 +37,30 @@ def test_a_keyword_is_a_word_of_its_own_not_part_of_another() -> None:
     assert "storage.inode-exhaustion" in [m.id for m in suggest("the inode table is full")]
     for words in ("multinode fails at init", "Multinode training on two hosts hangs"):
         assert "storage.inode-exhaustion" not in [m.id for m in suggest(words)], words
+
+
+def test_recompiles_up_to_dynamos_limit_are_one_failure_however_the_version_says_it() -> None:
+    for line in ("W0110 12:27:06.332000 158 torch/_dynamo/convert_frame.py:1551] [2/8] torch._dynamo hit "
+                 "config.recompile_limit (8)",
+                 "[2022-12-22 03:54:03,390] torch._dynamo.convert_frame: [WARNING] torch._dynamo hit "
+                 "config.cache_size_limit (64)",
+                 "WARNING:torchdynamo.convert_frame:torchdynamo hit recompilation cache limit (64) for function 'forward'",
+                 "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True.",
+                 "torch._dynamo.exc.Unsupported: cache_size_limit reached"):
+        assert recognise(line).mode.id == "software.recompile-limit", line
+    # setting the limit, and a compiled graph's ordinary log, are no failure
+    for line in ("torch._dynamo.config.cache_size_limit = 64", "torch._dynamo.config.recompile_limit = 16",
+                 "[0/0] Step 1: torchdynamo start tracing forward"):
+        found = recognise(line)
+        assert found is None or found.mode is None, line
+    compiled = {"symptom": "slowdown", "layer": "framework"}
+    records = [
+        _incident(1, signatures=["[rank1]:W0716 01:10:47.676000 567101 torch/_dynamo/convert_frame.py:984] [0/8] "
+                                 "torch._dynamo hit config.recompile_limit (8)"], **compiled),
+        _incident(2, signatures=["torch._dynamo.exc.Unsupported: cache_size_limit reached"], **compiled),
+        _incident(3, title="torch.compile keeps recompiling the loss function until the recompile limit", **compiled),
+        # a compiled graph that fails to lower is another failure of torch.compile
+        _incident(4, signatures=["torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: "
+                                 "LoweringException: AssertionError"], **compiled),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
