@@ -1,6 +1,6 @@
 """Failures heldout-repeats-9 showed the grouping could not tell apart or together (tests/corpus/
 heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word,
-torch.compile recompiling a function up to Dynamo's limit.
+torch.compile recompiling a function up to Dynamo's limit, a size mismatch with an empty side.
 Made-up records and lines, each with a look-alike that must stay apart."""
 from __future__ import annotations
 
@@ -64,3 +64,28 @@ def test_recompiles_up_to_dynamos_limit_are_one_failure_however_the_version_says
                                  "LoweringException: AssertionError"], **compiled),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002", "INC-0003"], ["INC-0004"]]
+
+
+def test_a_size_mismatch_with_an_empty_side_is_a_sharded_engines_placeholder() -> None:
+    mismatch = {"symptom": "checkpoint", "layer": "model-code"}
+    saved = "size mismatch for {}: copying a param with shape torch.Size([0]) from checkpoint, the shape in current " \
+            "model is torch.Size([{}])."
+    loaded = "size mismatch for {}: copying a param with shape torch.Size([{}]) from checkpoint, the shape in current " \
+             "model is torch.Size([0])."
+    records = [
+        # the save wrote each rank's empty placeholder: whichever parameter the line names first
+        _incident(1, signatures=[saved.format("encoder.layer.8.attention.self.query.weight", "1024, 1024")], **mismatch),
+        _incident(2, signatures=[saved.format("model.decoder.layers.25.fc1.weight", "10240, 2560")], **mismatch),
+        # the model was sharded before the checkpoint was loaded, said on the line after the error's first
+        _incident(3, signatures=["RuntimeError: Error(s) in loading state_dict for GPTJForCausalLM:",
+                                 loaded.format("transformer.h.0.ln_1.weight", "3072")], **mismatch),
+        _incident(4, signatures=[loaded.format("backbone.bn1.weight", "64")], **mismatch),
+        # a placeholder of one element, and two real shapes that differ, are neither
+        _incident(5, signatures=["size mismatch for transformer.layers.blocks.12.g.net.fn.fn.net.0.weight: copying a "
+                                 "param with shape torch.Size([1]) from checkpoint, the shape in current model is "
+                                 "torch.Size([8192, 1024])."], **mismatch),
+        _incident(6, signatures=["size mismatch for lm_head.weight: copying a param with shape torch.Size([32000, 4096]) "
+                                 "from checkpoint, the shape in current model is torch.Size([32001, 4096])."], **mismatch),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"], ["INC-0006"]]
+

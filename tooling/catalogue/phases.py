@@ -116,8 +116,26 @@ def past_vocabulary(data: dict[str, Any]) -> bool:
     return _PAST_VOCABULARY.search(description(data)) is not None
 
 
-# distinguishing kinds an incident's own words tell, never a line's: kind -> (the key's name, the test)
+# A state dict whose size mismatch has an empty side (a parameter of no elements, torch.Size([0])) was
+# not written or not read as a model: an engine that shards the parameters (DeepSpeed ZeRO-3, FSDP)
+# leaves each rank an empty placeholder in place of its module's. Empty in the checkpoint, the weights
+# were saved without being gathered; empty in the model, it was sharded before the weights were loaded.
+# Which parameter and what shape vary; the side does not. Read from all of an incident's lines together
+SAVED_EMPTY, LOADED_EMPTY = "saved-empty", "loaded-empty"  # the distinguishing kinds, and the key's values
+_EMPTY_IN = {SAVED_EMPTY: re.compile(r"with shape torch\.Size\(\[0\]\) from checkpoint"),
+             LOADED_EMPTY: re.compile(r"shape in current model is torch\.Size\(\[0\]\)")}
+
+
+def _empty_in(kind: str) -> Callable[[dict[str, Any]], bool]:
+    pattern = _EMPTY_IN[kind]
+    return lambda data: any(pattern.search(str(line)) for line in data.get("signatures", []))
+
+
+# distinguishing kinds an incident tells as a whole (its own words, all its lines together), never one
+# line's codes: kind -> (the key's name, the test)
 TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     NO_GPU: ("host", without_gpu),  # nothing to upgrade or drain: the job went where no GPU is
     PAST_VOCABULARY: ("index", past_vocabulary),  # a tokenizer the embedding lags behind, whatever the line
+    SAVED_EMPTY: ("shapes", _empty_in(SAVED_EMPTY)),  # the save wrote the shards' placeholders
+    LOADED_EMPTY: ("shapes", _empty_in(LOADED_EMPTY)),  # the model was sharded before it was loaded
 }
