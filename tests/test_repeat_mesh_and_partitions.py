@@ -1,6 +1,7 @@
 """Failures heldout-repeats-9 showed the grouping could not tell apart or together (tests/corpus/
 heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word,
-torch.compile recompiling a function up to Dynamo's limit, a size mismatch with an empty side.
+torch.compile recompiling a function up to Dynamo's limit, a size mismatch with an empty side, a stale
+handle while saving.
 Made-up records and lines, each with a look-alike that must stay apart."""
 from __future__ import annotations
 
@@ -89,3 +90,14 @@ def test_a_size_mismatch_with_an_empty_side_is_a_sharded_engines_placeholder() -
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"], ["INC-0005"], ["INC-0006"]]
 
+
+def test_a_stale_handle_while_saving_is_the_saves_not_a_shared_caches() -> None:
+    stale = "OSError: [Errno 116] Stale file handle"
+    records = [
+        _incident(1, signatures=[stale], keywords=["raised by torch.save while the trainer saves a checkpoint"]),
+        _incident(2, signatures=[stale], keywords=["torch.save of the optimizer state to the shared scratch"]),
+        _incident(3, signatures=[stale], keywords=["two nodes compile Triton kernels into one cache on NFS"]),
+        _incident(4, title="Stale file handle in the kernel cache of a multi-node run",
+                  keywords=["TRITON_CACHE_DIR on the shared home"]),
+    ]
+    assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"]]
