@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
 
 from support import PROJECT, tooling
+from tooling.commands import preflight
 from tooling.commands.preflight import FIELDS
 from tooling.health.allreduce import Summed, part, wrong_slots
 from tooling.health.majority import Odd, Tie, compare
@@ -160,7 +163,7 @@ def test_a_report_and_a_result_cross_the_store_unchanged() -> None:
     assert Summed.from_json(json.loads(json.dumps(summed.as_json()))) == summed
 
 
-LINE = "srun --ntasks-per-node=1 tooling preflight --expect-same driver,cuda,nccl,torch,python,code"
+LINE = "srun --ntasks-per-node=1 tooling preflight --expect-same driver,cuda,nccl,torch,python,code,memlock"
 DOCS = ["README.md", "docs/playbook/divide-and-conquer.md", "docs/playbook/divide-and-conquer.ko.md"]
 
 
@@ -223,10 +226,29 @@ def test_a_preflight_not_run_as_one_srun_task_per_node_is_refused(tmp_path: Path
     assert (done.returncode, done.stdout, done.stderr) == (2, "", said)
 
 
+def test_the_locked_memory_limit_is_the_tasks_own_as_ulimit_says_it(tmp_path: Path) -> None:
+    """A task started under a lower limit (a node whose slurmd caps it, a login shell's passed on)
+    reports that limit; a node that differs from the others is named by it."""
+    read = "from tooling.health.versions import memlock; print(memlock('n2').value)"
+    done = subprocess.run(["bash", "-c", f'ulimit -l 16 && exec "{sys.executable}" -c "{read}"'],
+                          cwd=PROJECT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "16 KiB\n", "")
+    outcome = _outcome(3, {r: Summed(0.1) for r in range(3)})
+    for rank, report in outcome.reports.items():
+        limit = Value("16 KiB" if rank == 1 else "unlimited", "ulimit -l", report.node)
+        outcome.reports[rank] = Report(report.node, rank, {**report.values, "memlock": limit})
+    assert (preflight._pinned("memlock=64"), preflight._pinned("memlock=unlimited")) == \
+        (("memlock", "64 KiB"), ("memlock", "unlimited"))  # --expect as `ulimit -l` prints it
+    [said] = failures(replace(outcome, settings=replace(outcome.settings, fields=("memlock",))))
+    assert said.line == ("n2: [preflight-version] n2's locked-memory limit 16 KiB (read from ulimit -l) differs from "
+                         "unlimited on n1, n3 (the majority); expected one locked-memory limit on every node of the "
+                         "job: a software mismatch, named, not drained")
+
+
 def test_unknown_fields_are_refused_by_the_parser(tmp_path: Path) -> None:
     done = tooling("preflight", "--expect-same", "nccl,cudnn", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.endswith(
-        "argument --expect-same: expected fields among driver,cuda,nccl,torch,python,code but received: "
+        "argument --expect-same: expected fields among driver,cuda,nccl,torch,python,code,memlock but received: "
         "'nccl,cudnn'\n")
     done = tooling("preflight", "--expect", "nccl", cwd=tmp_path)
     assert done.returncode == 2 and "argument --expect: expected FIELD=VERSION" in done.stderr
@@ -239,4 +261,7 @@ def test_outside_a_job_it_checks_this_node_alone(tmp_path: Path) -> None:
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.startswith("preflight: solo agree: driver ")
-    assert ", code v1; gloo all-reduce across 1 rank in " in done.stdout and done.stdout.count("\n") == 1
+    limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]  # this process's: the executable's too
+    held = "unlimited" if limit == resource.RLIM_INFINITY else f"{limit // 1024} KiB"
+    assert f", code v1, locked-memory limit {held}; gloo all-reduce across 1 rank in " in done.stdout
+    assert done.stdout.count("\n") == 1

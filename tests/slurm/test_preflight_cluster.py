@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import platform
 import re
+import resource
 import subprocess
 import sys
 from importlib.metadata import version
@@ -21,6 +22,9 @@ REAL_SMI = subprocess.run(["which", "nvidia-smi"], capture_output=True).returnco
 pytestmark = pytest.mark.skipif(REAL_SMI, reason="nvidia-smi is installed: its versions are read, not the stand-ins'")
 TIMEOUT = 5
 SUMMARY_FAILED = "preflight: 1 problem on 1 of 3 nodes (n2): do not start the training on this allocation"
+# the jobs' locked-memory limit: SLURM passes the submitting process's (PropagateResourceLimits)
+_SOFT = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+LIMIT = "unlimited" if _SOFT == resource.RLIM_INFINITY else f"{_SOFT // 1024} KiB"
 SRUN_FAILED = [f"srun: error: n{i + 1}: task {i}: Exited with exit code 1" for i in range(3)]
 
 
@@ -66,7 +70,8 @@ def test_nodes_that_agree_exit_0_with_one_line_naming_what_was_read(cluster: Clu
     assert len(lines) == 2 and lines[1] == "srun exit 0", lines
     assert re.fullmatch(
         re.escape(f"preflight: n1, n2, n3 agree: driver 535.183.01, CUDA 12.2, NCCL 2.18.5, torch {version('torch')}, "
-                  f"Python {platform.python_version()}, code {commit[:12]}; gloo all-reduce across 3 ranks in ")
+                  f"Python {platform.python_version()}, code {commit[:12]}, locked-memory limit {LIMIT}; gloo all-reduce "
+                  "across 3 ranks in ")
         + r"\d+\.\d\d" + re.escape(" s; driver, CUDA, NCCL from the nodes' nvidia-smi stand-ins"), lines[0]), lines[0]
 
 
@@ -83,6 +88,19 @@ def test_one_node_with_another_nccl_is_named_in_one_line_and_not_drained(cluster
         "not drained"]
     assert lines[2:-1] == SRUN_FAILED and lines[-1] == "srun exit 1"  # every task exits 1
     assert cluster.node("n2")["State"] == "IDLE"  # software: named, not drained
+
+
+def test_a_node_whose_tasks_run_under_a_lower_locked_memory_limit_is_named(cluster: Cluster, tmp_path: Path) -> None:
+    """n2's task under 16 KiB of locked memory (its slurmd capped, a shell's limit passed on): too
+    little for RDMA to register its buffers (network.locked-memory), named before the training."""
+    cluster.reset("n1", "n2", "n3", "n4")
+    _, lines, _ = preflight(cluster, tmp_path, '[ "$SLURMD_NODENAME" = n2 ] && ulimit -l 16; exec "$@"',
+                            "--code-version", "v1")
+    assert sorted(lines[:2]) == [SUMMARY_FAILED,
+        f"tooling: error: n2: [preflight-version] n2's locked-memory limit 16 KiB (read from ulimit -l) differs from "
+        f"{LIMIT} on n1, n3 (the majority); expected one locked-memory limit on every node of the job: a software "
+        "mismatch, named, not drained"], lines
+    assert lines[2:-1] == SRUN_FAILED and lines[-1] == "srun exit 1"
 
 
 def test_a_node_that_cannot_reach_the_rendezvous_is_named_within_the_timeout(cluster: Cluster, tmp_path: Path) -> None:

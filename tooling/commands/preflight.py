@@ -3,12 +3,14 @@ gloo all-reduce runs across them; a node that differs or fails is named before a
 
 Run as one srun task per node at the top of the sbatch script, before the training's srun::
 
-    srun --ntasks-per-node=1 tooling preflight --expect-same driver,cuda,nccl,torch,python,code || exit 1
+    srun --ntasks-per-node=1 tooling preflight --expect-same driver,cuda,nccl,torch,python,code,memlock || exit 1
 
 Each task reads its node's driver and CUDA versions (nvidia-smi; on an emulated node of
 scripts/slurm-cluster, its stand-in: --stand-ins DIR/%N), NCCL's (the torch build's, else the
 stand-in's, else none), torch's, Python's and the code's (the git commit of the current folder,
-or --code-version), meets the others at the first node of the step (SLURM's environment: rank
+or --code-version), and the task's locked-memory limit (``ulimit -l``: what RDMA may pin; SLURM
+passes the submitting shell's, and ``--expect memlock=unlimited`` holds every node to it), meets
+the others at the first node of the step (SLURM's environment: rank
 SLURM_PROCID of SLURM_STEP_NUM_TASKS, the address scontrol gives that node, a port of the job),
 and joins the all-reduce. Rank 0 says the verdict: exit 0 and one summary line when the nodes
 agree and the all-reduce summed right; else one located line per failure on stderr and exit 1
@@ -31,10 +33,10 @@ from tooling.now import Clock
 
 NAME = "preflight"
 HELP = ("before a multi-node job trains (one srun task per node): every node's driver, CUDA, NCCL, torch, Python "
-        "and code versions compared and a gloo all-reduce across them; the odd node out named")
+        "and code versions and locked-memory limit compared and a gloo all-reduce across them; the odd node out named")
 # the versions a node reports (tooling.health.versions.LABELS's keys; not imported from there: a
 # command's parser loads none of the work)
-FIELDS = ("driver", "cuda", "nccl", "torch", "python", "code")
+FIELDS = ("driver", "cuda", "nccl", "torch", "python", "code", "memlock")
 TIMEOUT = 60.0
 
 
@@ -42,7 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--expect-same", type=_fields, default=FIELDS, metavar="FIELD[,FIELD...]",
                         help=f"the versions every node must hold alike (default: {','.join(FIELDS)})")
     parser.add_argument("--expect", action="append", type=_pinned, default=[], metavar="FIELD=VERSION",
-                        help="a version every node must hold, the run's pinned one (repeatable): --expect nccl=2.18.5")
+                        help="a version every node must hold, the run's pinned one (repeatable): --expect nccl=2.18.5; "
+                             "--expect memlock=unlimited for RDMA")
     parser.add_argument("--code-version", metavar="VERSION",
                         help="the code's version (default: the git commit of the current folder, -dirty if changed)")
     parser.add_argument("--stand-ins", metavar="DIR",
@@ -98,6 +101,8 @@ def _pinned(text: str) -> tuple[str, str]:
     if not equals or field not in FIELDS or not value.strip():
         raise argparse.ArgumentTypeError(f"expected FIELD=VERSION, FIELD among {','.join(FIELDS)}, "
                                          f"but received: {text!r}")
+    if field == "memlock" and value.strip().isdigit():  # as `ulimit -l` says it: KiB
+        return field, f"{value.strip()} KiB"
     return field, value.strip()
 
 

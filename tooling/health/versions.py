@@ -1,5 +1,5 @@
-"""What one node of a job runs, for ``tooling preflight``: the driver, CUDA, NCCL, torch, Python
-and the code, each with what it was read from.
+"""What one node of a job runs, for ``tooling preflight``: the driver, CUDA, NCCL, torch, Python,
+the code and the locked-memory limit, each with what it was read from.
 
 Driver and CUDA come from nvidia-smi's header (``Driver Version``, ``CUDA Version``), the same
 command the health check reads its counters with (:func:`tooling.health.probes.counters_source`):
@@ -8,12 +8,15 @@ from the torch build where it has CUDA (``torch.cuda.nccl.version()``), else fro
 header (``NCCL Version``, a line of the emulation: real nvidia-smi has none), else it is "none".
 An nvidia-smi that says a GPU is lost (the health check's :func:`tooling.health.gpus.failed_command`)
 is a finding of the node's hardware; one that fails otherwise, or gives no answer in time, a
-problem of the node named as such.
+problem of the node named as such. The locked-memory limit is the task's own (``ulimit -l``): what
+the network card may pin for RDMA, which SLURM passes from the submitting shell, or a node's slurmd
+caps (network.locked-memory).
 """
 from __future__ import annotations
 
 import platform
 import re
+import resource
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -22,8 +25,10 @@ from typing import Any
 from tooling.programs import bounded, find
 
 # each version a node reports, as messages name it
-LABELS = {"driver": "driver", "cuda": "CUDA", "nccl": "NCCL", "torch": "torch", "python": "Python", "code": "code"}
+LABELS = {"driver": "driver", "cuda": "CUDA", "nccl": "NCCL", "torch": "torch", "python": "Python", "code": "code",
+          "memlock": "locked-memory limit"}
 NONE = "none"
+UNLIMITED = "unlimited"
 _HEADER = {"Driver Version": "driver", "CUDA Version": "cuda", "NCCL Version": "nccl"}
 _LINE = re.compile(r"^(Driver Version|CUDA Version|NCCL Version)\s*:\s*(\S.*?)\s*$")
 
@@ -72,7 +77,8 @@ def gather(node: str, rank: int, *, stand_ins: Path | None, code: Value, timeout
     values = {"driver": header.get("driver") or Value(NONE, "no nvidia-smi, no stand-in", node),
               "cuda": header.get("cuda") or Value(NONE, "no nvidia-smi, no stand-in", node),
               "nccl": _nccl(node, header.get("nccl")), "torch": _torch(node),
-              "python": Value(platform.python_version(), sys.executable, node), "code": code}
+              "python": Value(platform.python_version(), sys.executable, node), "code": code,
+              "memlock": memlock(node)}
     unread = tuple(f for f in ("driver", "cuda", "nccl") if values[f].value == NONE) if hardware or problems else ()
     return Report(node, rank, values, tuple(hardware), tuple(problems), unread=unread)
 
@@ -122,6 +128,17 @@ def _nccl(node: str, stand_in: Value | None) -> Value:
         said = ".".join(map(str, found)) if isinstance(found, tuple) else str(found)
         return Value(said, "torch.cuda.nccl.version()", node)
     return stand_in or Value(NONE, "no CUDA in this torch, no NCCL Version in a stand-in", node)
+
+
+def memlock(node: str) -> Value:
+    """The locked-memory limit this task runs under, as ``ulimit -l`` says it: unlimited, or KiB."""
+    soft = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0]
+    return Value(UNLIMITED if soft == resource.RLIM_INFINITY else kib(str(soft // 1024)), "ulimit -l", node)
+
+
+def kib(number: str) -> str:
+    """A locked-memory limit as reported and compared: ``ulimit -l``'s number with its unit."""
+    return f"{number} KiB"
 
 
 def _torch(node: str) -> Value:
