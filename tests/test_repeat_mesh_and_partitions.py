@@ -1,7 +1,6 @@
 """Failures heldout-repeats-9 showed the grouping could not tell apart or together (tests/corpus/
 heldout-repeats-9/README.md): Gloo's mesh that cannot connect, a keyword matched inside another word,
-torch.compile recompiling a function up to Dynamo's limit, a size mismatch with an empty side, a stale
-handle while saving.
+torch.compile recompiling a function up to Dynamo's limit.
 Made-up records and lines, each with a look-alike that must stay apart."""
 from __future__ import annotations
 
@@ -101,3 +100,26 @@ def test_a_stale_handle_while_saving_is_the_saves_not_a_shared_caches() -> None:
                   keywords=["TRITON_CACHE_DIR on the shared home"]),
     ]
     assert _groups(records) == [["INC-0001", "INC-0002"], ["INC-0003", "INC-0004"]]
+
+
+def test_a_model_saved_empty_is_one_failure_in_its_line_and_in_words() -> None:
+    # a shape's numbers are kept: torch.Size([1024]) is a parameter, only torch.Size([0]) a placeholder
+    for shape, mode in (("0", "checkpoint.save-failed"), ("1024", "checkpoint.load-mismatch")):
+        line = (f"size mismatch for model.norm.weight: copying a param with shape torch.Size([{shape}]) from "
+                "checkpoint, the shape in current model is torch.Size([4096]).")
+        assert recognise(line).mode.id == mode, shape
+    saved = {"symptom": "checkpoint", "layer": "storage"}
+    records = [
+        _incident(1, signatures=["size mismatch for encoder.layer.8.attention.self.query.weight: copying a param with "
+                                 "shape torch.Size([0]) from checkpoint, the shape in current model is "
+                                 "torch.Size([1024, 1024])."], **saved),
+        _incident(2, title="After ZeRO-3 training some weights in the saved model have a shape of 0", **saved),
+        _incident(3, title="The saved pytorch_model.bin is only 610K after full fine-tuning", **saved),
+        # a save that raised is another failure of the mode; a file cut short while downloaded is not a save
+        _incident(4, signatures=["RuntimeError: [enforce fail at inline_container.cc:337] . unexpected pos 64 vs 0"],
+                  **saved),
+        _incident(5, title="The downloaded checkpoint is only 4K: a Git LFS pointer", **saved),
+    ]
+    groups = _groups(records)
+    assert ["INC-0001", "INC-0002", "INC-0003"] in groups
+    assert all(len(g) == 1 for g in groups if g != ["INC-0001", "INC-0002", "INC-0003"])

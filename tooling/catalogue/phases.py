@@ -124,11 +124,17 @@ def past_vocabulary(data: dict[str, Any]) -> bool:
 SAVED_EMPTY, LOADED_EMPTY = "saved-empty", "loaded-empty"  # the distinguishing kinds, and the key's values
 _EMPTY_IN = {SAVED_EMPTY: re.compile(r"with shape torch\.Size\(\[0\]\) from checkpoint"),
              LOADED_EMPTY: re.compile(r"shape in current model is torch\.Size\(\[0\]\)")}
+# and a person's words for a saved model with nothing in it: its weights of shape 0, a file of a few KB
+_SAVED_EMPTY_WORDS = re.compile(
+    r"\b(?:saved|saving|saves)\b.{0,80}\b(?:shapes?|sizes?|dimensions?) (?:of |is |are |= ?)?(?:0|zero)\b"
+    r"|\b(?:saved|saves)\b.{0,80}\bonly [0-9.]+ ?(?:k|kb|m|mb)\b", re.IGNORECASE)
 
 
 def _empty_in(kind: str) -> Callable[[dict[str, Any]], bool]:
     pattern = _EMPTY_IN[kind]
-    return lambda data: any(pattern.search(str(line)) for line in data.get("signatures", []))
+    said = (lambda data: _SAVED_EMPTY_WORDS.search(description(data)) is not None) if kind == SAVED_EMPTY \
+        else (lambda data: False)
+    return lambda data: any(pattern.search(str(line)) for line in data.get("signatures", [])) or said(data)
 
 
 # distinguishing kinds an incident tells as a whole (its own words, all its lines together), never one

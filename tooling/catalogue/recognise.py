@@ -180,8 +180,9 @@ def recogniser() -> Recogniser:
 
 _DIGITS = re.compile(r"[0-9]{4,}")  # steps, PIDs, sequence numbers; short numbers can be codes
 # where numbers are codes (Xid 79, [Errno 28], exit code 137, status=12) or a count that names the
-# failure (2016/2048 clients joined: a store overwhelmed at scale): such lines keep them
-_NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code", "clients joined")
+# failure (2016/2048 clients joined: a store overwhelmed at scale; a tensor's shape, where torch.Size([0])
+# is a sharded engine's empty placeholder and torch.Size([1024]) a parameter): such lines keep them
+_NUMBERED_CODES = ("xid", "errno", "exit", "sig", "status", "completion", "code", "clients joined", "torch.size")
 _ANY_NUMBERED_CODE = any_of(_NUMBERED_CODES)
 
 
