@@ -5,15 +5,13 @@ Each case runs in a fresh interpreter: a pytest worker may have other threads, w
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
-
-from pathlib import Path
 
 from support import CORPUS, PROJECT
 
@@ -97,16 +95,22 @@ def test_a_child_whose_result_is_not_asked_for_is_ended() -> None:
 
 @pytest.mark.parametrize("cache", ["kept", "none"])
 def test_tooling_repeats_says_the_same_with_the_suggestions_made_aside(cache: str, tmp_path: Path) -> None:
-    """The whole command on a labelled corpus, its suggestions made in a child and here, with
-    each incident's words kept from the run before (the warm path) and without."""
+    """The whole command on a labelled corpus, its suggestions made here, in a child and here again,
+    in one interpreter: with each incident's words kept from the run before (cold, then warm) and
+    without."""
     env = {"XDG_CACHE_HOME": str(tmp_path), **({"TOOLING_NO_CACHE": "1"} if cache == "none" else {})}
-    outputs = []
-    for aside_from in (10**9, 1, 1, 10**9):
-        outputs.append(python(f"""
-            import tooling.analysis
-            tooling.analysis.ASIDE_FROM = {aside_from}
-            from tooling.main import main
-            main(["--root", "{CORPUS / 'realworld'}", "--now", "{NOW}", "repeats", "--json"])
-        """, env))
-    assert len(set(outputs)) == 1
-    assert json.loads(outputs[0])["likely_repeats"]
+    out = python(f"""
+        import contextlib, io, json
+        import tooling.analysis
+        from tooling.analysis.forked import forkable
+        from tooling.main import main
+        said = []
+        for aside_from in (10**9, 1, 10**9):
+            tooling.analysis.ASIDE_FROM = aside_from
+            assert forkable()
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                main(["--root", "{CORPUS / 'realworld'}", "--now", "{NOW}", "repeats", "--json"])
+            said.append(printed.getvalue())
+        print(len(set(said)), len(json.loads(said[0])["likely_repeats"]))
+    """, env)
+    assert out == "1 50\n"
