@@ -72,6 +72,19 @@ def test_a_loss_that_climbs_line_after_line_diverged_and_a_wandering_one_did_not
     assert drafted(tmp_path, creeping) == []  # 12 rises, but 3% in all: within what noise does
 
 
+def test_a_grad_norm_that_compounds_line_after_line_diverged_and_a_warming_or_short_one_did_not(tmp_path: Path) -> None:
+    def trainer(norms: list[float]) -> list[str]:
+        return [f"{{'loss': {11.2 + 0.1 * (i % 3):.4f}, 'grad_norm': {norm:.1f}, 'learning_rate': 2.5e-05, 'epoch': 0.0}}"
+                for i, norm in enumerate(norms)]
+
+    found = drafted(tmp_path, trainer([3.2 * 1.5 ** i for i in range(10)]))
+    assert [(mode, line) for mode, line, _ in found] == [("training.divergence", 1)]
+    assert found[0][2].startswith("grad_norm rose on 8 readings in a row, from 3.2 at line 1 to 82.0 at line 9 (25.62x")
+    assert drafted(tmp_path, trainer([0.8 * 1.15 ** i for i in range(10)])) == []  # 9 rises, 3.5x: a warm-up's norm
+    assert drafted(tmp_path, trainer([3.2 * 2.0 ** i for i in range(8)])) == []  # 7 rises: too few to tell from chance
+    assert drafted(tmp_path, trainer([3.2 * 1.5 ** (i % 5) for i in range(12)])) == []  # rises that turn back
+
+
 def test_a_loss_held_at_chance_level_is_a_plateau(tmp_path: Path) -> None:
     found = drafted(tmp_path, epochs([1.356284, 1.386393, 1.386381, 1.386379, 1.386330]))
     assert [(mode, line) for mode, line, _ in found] == [("training.plateau", 9)]

@@ -15,7 +15,10 @@ lines show all the same, judged against the run's own earlier values, never a fi
   (training.divergence);
 - :class:`Climb`: a loss that rose on :data:`CLIMB_LINES` readings in a row, by :data:`CLIMB`
   overall: the smoothed losses frameworks print fall or wander, they do not climb line after line
-  (training.divergence); not a running sum printed as it grows, which adds the same each line;
+  (training.divergence); not a running sum printed as it grows, which adds the same each line.
+  A gradient norm is spikier than a loss (clipping absorbs most), so its climb must be steeper:
+  :data:`NORM_CLIMB_LINES` rises in a row to :data:`NORM_CLIMB` times the first, a norm that
+  compounds step after step (an optimizer feeding back on itself) where noise would have turned;
 - :class:`Stuck`: a loss held at a classifier's chance level, ln k for k classes (a model that
   predicts the uniform distribution, ln 2 = 0.6931, ln 4 = 1.3863) over :data:`CHANCE_LINES`
   readings; or moving, yet held within :data:`TIGHT` of its median over :data:`TIGHT_LINES`
@@ -37,6 +40,9 @@ BLOWUP = 1000.0  # times the median of the readings before: three orders of magn
 BLOWUP_BEFORE = 2  # readings before it, at least
 LEAP, LEAP_BEFORE, LEAP_HOLD = 10.0, 5, 3  # times the median of so many readings before, held so many in a row
 CLIMB_LINES, CLIMB = 10, 1.2  # rises in a row, and the last reading over the first
+# a grad norm's: 8 rises in a row is a chance of 1 in 9! (362,880) for readings that only wander,
+# and ten times the first is beyond what a warm-up's norm does between a few logged steps
+NORM_CLIMB_LINES, NORM_CLIMB = 8, 10.0
 CHANCE_CLASSES = range(2, 11)  # k of ln k: above 10 the values crowd together and prove nothing
 CHANCE_TOLERANCE = 0.001  # of ln k: a loss printed 1.3864 is at ln 4, one printed 1.39 may not be
 CHANCE_LINES = 4
@@ -136,9 +142,11 @@ class Leap:
 
 
 class Climb:
-    """A loss that rose on CLIMB_LINES readings in a row, by CLIMB overall."""
+    """A loss that rose on CLIMB_LINES readings in a row, by CLIMB overall (a grad norm: ``lines``
+    NORM_CLIMB_LINES, ``factor`` NORM_CLIMB)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lines: int = CLIMB_LINES, factor: float = CLIMB) -> None:
+        self.lines, self.factor = lines, factor
         self.start: tuple[Point, float] | None = None
         self.last: float | None = None
         self.rises = 0
@@ -162,9 +170,9 @@ class Climb:
             return None
         self.rises += 1
         self.steps.append(value - last)
-        del self.steps[:-CLIMB_LINES]
+        del self.steps[:-self.lines]
         start, first = self.start
-        if self.fired or self.rises < CLIMB_LINES or first <= 0 or value < CLIMB * first or self._summed(first):
+        if self.fired or self.rises < self.lines or first <= 0 or value < self.factor * first or self._summed(first):
             return None
         self.fired = True
         text = (f"{reading.key} rose on {self.rises} readings in a row, from {g(first)} at {start.place()} to "

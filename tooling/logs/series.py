@@ -21,7 +21,7 @@ baseline and the ratio. Memory is bounded: a window of values per series, a few 
 from __future__ import annotations
 
 from tooling.logs.bars import Stretch
-from tooling.logs.course import READINGS, Blowup, Climb, Leap, Stuck
+from tooling.logs.course import NORM_CLIMB, NORM_CLIMB_LINES, READINGS, Blowup, Climb, Leap, Stuck
 from tooling.logs.numbers import Numbers
 from tooling.logs.spikes import SeriesFinding, Point, Spike
 from tooling.logs.scale import ScaleFloor
@@ -43,6 +43,7 @@ class Series:
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
         self.flat, self.slow = Flat(), Slowdown()
         self.course = (Blowup(), Leap(), Climb(), Stuck())
+        self.norm_climb = Climb(NORM_CLIMB_LINES, NORM_CLIMB)  # a grad norm that compounds, too few lines for a baseline
 
     def observe(self, point: Point, numbers: Numbers) -> list[SeriesFinding]:
         found: list[SeriesFinding | None] = [self.gap.observe(point)]
@@ -58,6 +59,8 @@ class Series:
                 found += [shape.observe(point, numbers.loss) for shape in self.course]
         if numbers.grad_norm is not None:
             found.append(self._norm(self.norm.observe(point, numbers.grad_norm)))
+            if self.norm.seen <= READINGS:
+                found.append(self.norm_climb.observe(point, numbers.grad_norm))
         if numbers.loss_scale is not None:
             found.append(self.scale.observe(point, None, numbers.loss_scale.value))
         if numbers.bar is not None:
