@@ -138,3 +138,26 @@ def test_what_was_derived_under_other_code_is_not_read(tmp_path: Path) -> None:
     other.save()
     assert not KeptChecks(root).derived and not KeptChecks(root).kept
     assert analysed(root, kept=True) == analysed(root, kept=False)
+
+
+def test_a_command_writes_its_kept_file_once_and_keeps_the_checks_when_a_record_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Validate's checks and what the analysis derived are written together, once a command
+    (each write of 100,000 files' checks is a second and a half); a command stopped by an invalid
+    record still keeps the checks of the others, so the next one reads only what changed."""
+    import tooling.rules.kept as kept
+
+    writes: list[Path] = []
+    write = kept.replace_file
+    monkeypatch.setattr(kept, "replace_file", lambda path, data: (writes.append(path), write(path, data))[1])
+    root = repository(tmp_path / "repo", [XID, ENOSPC, NAN])
+    analysed(root, kept=True)
+    assert len(writes) == 1
+    refused = root / "incidents" / "INC-0004.yaml"
+    refused.write_text("kind: incident\nid: INC-0004\n", "utf-8")
+    os.utime(refused, ns=(SETTLED, SETTLED))  # settled: its check is kept too
+    with pytest.raises(UserError, match="records do not validate"):
+        analysed(root, kept=True)
+    assert len(writes) == 2
+    assert any(key[2].endswith("INC-0004.yaml") for key in KeptChecks(root).kept)
+    assert sorted(derived(root)) == ["INC-0001.yaml", "INC-0002.yaml", "INC-0003.yaml", "demo-7b.yaml"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from contextlib import nullcontext
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -157,16 +158,14 @@ def load_analysis(root: Path, *, now: datetime, checked: Checked | None = None) 
     # see analyse): re-enabled in between, its first pass walked every record read. Only the
     # errors are read: the cross-record rules that only warn (a clock ahead, a stale draft) are
     # not run, a tenth of validate's time over 100,000 incidents
-    with no_collection():
+    # the checks and what the analysis derived from each file (analysis.derived) saved once, at the end
+    with no_collection(), checked.saved_once() if checked is not None else nullcontext():
         report = validate(record_sources(root), root=root, now=now, checked=checked, warnings=False)
         if report.errors:
             lines = "\n".join(f.format(relative_to=Path.cwd()) for f in report.errors[:50])
             more = f"\n... and {len(report.errors) - 50} more" if len(report.errors) > 50 else ""
             raise UserError(f"records do not validate:\n{lines}{more}")
-        analysis = analyse(report.records, now=now, kept=checked)
-        if checked is not None:
-            checked.save()  # with what the analysis derived from each file (analysis.derived)
-        return analysis
+        return analyse(report.records, now=now, kept=checked)
 
 
 __all__ = ["Analysis", "analyse", "load_analysis", "Candidate", "IncidentView", "PostmortemView", "RunCard",

@@ -82,7 +82,8 @@ class KeptChecks(Checked):
 
     def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
         results = super().check_files(files, root=root, jobs=jobs)
-        self.save()
+        if not self.holding:
+            self.save()
         return results
 
     def save(self) -> None:

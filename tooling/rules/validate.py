@@ -4,11 +4,12 @@ from __future__ import annotations
 import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from tooling.records.findings import Finding, Severity, excerpt
 from tooling.records.layout import meant_name, record_files, record_sources, repository_files
@@ -70,6 +71,7 @@ class Checked:
         # warm tooling repeats over 100,000 incidents)
         self.found: dict[str, dict[str, Any]] = {}
         self.changed = False  # something derived was added or dropped since loaded
+        self.holding = False  # within saved_once: check_files does not save
 
     def check_files(self, files: Sequence[str], *, root: Path | None = None, jobs: int | None = None) -> list[Result]:
         within = os.path.realpath(root) if root is not None else None
@@ -123,6 +125,18 @@ class Checked:
 
     def save(self) -> None:
         """Kept in memory only: nothing to write (see rules.kept.KeptChecks)."""
+
+    @contextmanager
+    def saved_once(self) -> Iterator[None]:
+        """Within, what is checked and derived is kept in memory; on leaving (an error too) it is
+        saved once: a command that validates, then derives from every file, writes its kept file
+        once, not once per step (over 100,000 incidents each write is a second and a half)."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            self.save()
 
 
 def validate(paths: Sequence[Path], *, now: datetime, root: Path | None = None, jobs: int | None = None,
