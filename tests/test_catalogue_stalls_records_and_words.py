@@ -2,7 +2,8 @@
 words to have become NaN or infinite, whatever the verb (detectron2's 'Loss became infinite or
 NaN'); a stall reporter's ranks or workers waiting on the others for more than so long (Horovod's
 stall inspector); a launcher's JSON event record whose state is FAILED (torchelastic's
-worker.status events); TSL's fatal stack dump ('*** Begin stack trace ***', as glog's '*** Check
+worker.status events) or torchelastic's older report of a failed child, its exit code written
+without a colon; TSL's fatal stack dump ('*** Begin stack trace ***', as glog's '*** Check
 failure stack trace' already was). Each with lines that must be its mode and lines that must not."""
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ ELASTIC = ('{"name": "torchelastic.worker.status.%s", "source": "WORKER", "times
      "and are waiting for remainder of ranks for more than 120 seconds.", "training.hang"),
     ("4 workers have been waiting on the all-reduce for more than 10 minutes", "training.hang"),  # paraphrase
     (ELASTIC % ("FAILED", "FAILED"), "process.child-failed"),
+    ("Child process 6597 (local_rank 0) FAILED (exitcode 1)", "process.child-failed"),  # the exit code without a colon
     ("*** Begin stack trace ***", "other.unclassified"),
 ])
 def test_lines_that_say_their_mode(line: str, expected: str) -> None:
@@ -43,6 +45,7 @@ def test_lines_that_say_their_mode(line: str, expected: str) -> None:
     "Rank 3 waited 45 seconds at the barrier",  # no 'for more than'
     ELASTIC % ("SUCCEEDED", "SUCCEEDED"),  # a record that succeeded
     '{"state": "RUNNING", "failed_workers": 0}',
+    "download failed (attempt 2 of 5), retrying",  # failed, no exit code
     "*** Begin training ***",
 ])
 def test_lines_that_must_not_be_those_modes(line: str) -> None:
