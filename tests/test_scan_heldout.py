@@ -78,6 +78,8 @@ SWEEPS = {
     "heldout-10": (13, 10, 10, 0, 6, 0),
     # sweep 13, first sight: 14 failures, 9 drafted, 8 classified, 1 false draft, none in a healthy log
     "heldout-11": (14, 12, 12, 0, 5, 0),
+    # sweep 14, first sight: 13 failures, 9 drafted, 8 classified, no false draft
+    "heldout-12": (13, 13, 13, 0, 6, 0),
 }
 
 
