@@ -123,3 +123,13 @@ def test_a_model_saved_empty_is_one_failure_in_its_line_and_in_words() -> None:
     groups = _groups(records)
     assert ["INC-0001", "INC-0002", "INC-0003"] in groups
     assert all(len(g) == 1 for g in groups if g != ["INC-0001", "INC-0002", "INC-0003"])
+
+
+def test_a_loader_process_killed_is_the_loaders_whatever_the_framework_calls_it() -> None:
+    for line in ("SystemError: (Fatal) DataLoader process (pid 10222) exited is killed by signal: Killed. (at "
+                 "/paddle/paddle/fluid/imperative/data_loader.cc:181)",
+                 "RuntimeError: DataLoader worker (pid 22048) is killed by signal: Killed."):
+        assert recognise(line).mode.id == "data.loader-crashed", line
+    for line in ("DataLoader process started with 4 workers", "INFO: DataLoader processes: 8, prefetch factor 2"):
+        found = recognise(line)
+        assert found is None or found.mode is None, line
