@@ -93,24 +93,24 @@ def test_a_child_whose_result_is_not_asked_for_is_ended() -> None:
     assert out == "1 [False]\n"
 
 
-@pytest.mark.parametrize("cache", ["kept", "none"])
-def test_tooling_repeats_says_the_same_with_the_suggestions_made_aside(cache: str, tmp_path: Path) -> None:
-    """The whole command on a labelled corpus, its suggestions made here, in a child and here again,
-    in one interpreter: with each incident's words kept from the run before (cold, then warm) and
-    without."""
-    env = {"XDG_CACHE_HOME": str(tmp_path), **({"TOOLING_NO_CACHE": "1"} if cache == "none" else {})}
+def test_tooling_repeats_says_the_same_with_the_suggestions_made_aside(tmp_path: Path) -> None:
+    """The whole command on a labelled corpus, in one interpreter, its suggestions made here and in
+    a child: cold (no kept file yet), warm (each incident's words kept from the run before), and
+    with nothing kept (TOOLING_NO_CACHE: the index reads the words itself)."""
     out = python(f"""
-        import contextlib, io, json
+        import contextlib, io, json, os
         import tooling.analysis
         from tooling.analysis.forked import forkable
         from tooling.main import main
         said = []
-        for aside_from in (10**9, 1, 10**9):
+        for aside_from, cache in ((10**9, "kept"), (1, "kept"), (10**9, "kept"), (1, "none")):
             tooling.analysis.ASIDE_FROM = aside_from
+            if cache == "none":
+                os.environ["TOOLING_NO_CACHE"] = "1"
             assert forkable()
             with contextlib.redirect_stdout(io.StringIO()) as printed:
                 main(["--root", "{CORPUS / 'realworld'}", "--now", "{NOW}", "repeats", "--json"])
             said.append(printed.getvalue())
         print(len(set(said)), len(json.loads(said[0])["likely_repeats"]))
-    """, env)
+    """, {"XDG_CACHE_HOME": str(tmp_path)})
     assert out == "1 50\n"
