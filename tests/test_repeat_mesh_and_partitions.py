@@ -22,6 +22,8 @@ def test_gloos_mesh_that_cannot_connect_is_a_communicator_that_could_not_start()
         found = recognise(line)
         assert found is None or found.mode is None or found.mode.id != "nccl.init-failure", line
     assert "nccl.init-failure" in [m.id for m in suggest("multi-node fails until GLOO_SOCKET_IFNAME=ib0 is set")]
+    assert "nccl.init-failure" in [m.id for m in suggest("the gloo mesh connection failed on two nodes")]
+    assert "nccl.init-failure" not in [m.id for m in suggest("the gloo backend is slow for all_reduce")]
     records = [
         _incident(1, signatures=["RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/"
                                  "tcp/pair.cc:144] no error"], **NETWORK),
