@@ -36,6 +36,10 @@ NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
     ("2026-11-02T03:14:00Z illegal memory access at 0x7f3a2c001000 on 10.0.0.12",
      "2026-10-01T23:59:59+02:00 illegal memory access at 0x55d1 on 10.8.1.3"),
     ("[ 5123.337] mlx5_core 0000:c1:00.0 ibp193s0: Link down", "[ 12.000001] mlx5_core 0000:4b:00.1 ibp75s0: Link down"),
+    # a run's directory relative to where it was launched is as much noise as an absolute one
+    ("ValueError: Can't find a valid checkpoint at ./checkpoints/Video-LLaVA-Pretrain-7B/checkpoint-1500",
+     "ValueError: Can't find a valid checkpoint at /finetune-sft/outputs-sft-v2/checkpoint-32500"),
+    ("FileNotFoundError: ../data/train/shard_0007.tar", "FileNotFoundError: /mnt/data/train/shard_0001.tar"),
 ])
 def test_noise_does_not_change_the_fingerprint(a: str, b: str) -> None:
     assert normalise(a) == normalise(b)
@@ -370,14 +374,14 @@ def _truth(corpus: Path) -> dict[str, list[str]]:
 # floors are what the general fixes after it reach. heldout-repeats-7 scored 0.717 / 0.409 blind (its README);
 # its floors are what the general fixes after it reach. heldout-repeats-8 scored 0.450 / 0.621 blind (its README);
 # its floors are what the general fixes after it reach. heldout-repeats-9 scored 0.294 / 0.135 at first sight
-# (its README); its floors are a little under what the general fixes after it reach. heldout-repeats-10 is
-# scored at first sight with floors of 0 (its README).
+# (its README); its floors are a little under what the general fixes after it reach. heldout-repeats-10 scored
+# 0.204 / 0.385 at first sight (its README); its floors are a little under what the general fix after it reaches.
 CORPORA = [(LABELLED, 60, 15, 0.99, 0.88), (REALWORLD, 150, 100, 0.95, 0.90), (HELDOUT, 60, 30, 0.80, 0.83),
            (HELDOUT_2, 50, 20, 0.78, 0.66), (HELDOUT_3, 45, 20, 0.75, 0.91),
            (HELDOUT_4, 45, 30, 0.82, 0.73), (HELDOUT_5, 45, 25, 0.66, 0.87),
            (HELDOUT_6, 45, 30, 0.72, 0.82), (HELDOUT_7, 45, 13, 0.94, 0.95),
            (HELDOUT_8, 45, 15, 0.85, 0.70), (HELDOUT_9, 45, 15, 0.75, 0.98),
-           (HELDOUT_10, 40, 25, 0.0, 0.0)]
+           (HELDOUT_10, 40, 25, 0.20, 0.42)]
 
 
 @pytest.mark.parametrize("corpus, incidents, labels, precision_floor, recall_floor", CORPORA,

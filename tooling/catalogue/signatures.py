@@ -24,8 +24,9 @@ _NOISE = (
     ("ip", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),
     ("uuid", r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
     ("hex", r"\b0x[0-9a-f]+\b|\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b"),
-    # file system paths
-    ("path", r"(?<![\w.])(?:/[\w.@%+=:,~-]+)+/?"),
+    # file system paths, absolute or relative to here ("./output/checkpoint-500", "../data"): a run's
+    # own directory varies between occurrences as much as an absolute one
+    ("path", r"(?<![\w.])(?:\.\.?(?=/))?(?:/[\w.@%+=:,~-]+)+/?"),
 )
 # A shape can only be present when its marker is: testing markers first keeps the common case
 # (a line with a few numbers and no addresses) to one short regex.
