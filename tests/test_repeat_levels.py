@@ -206,11 +206,11 @@ def _groups(labels: dict[str, str]) -> list[list[str]]:
 # floors are what the general fixes after it reach. heldout-repeats-8 scored 0.522 and 0.784 at first sight (its
 # README); its floors are what the general fixes after it reach. heldout-repeats-9 scored 0.185 and 0.844 at first
 # sight (its README); its floors are a little under what the general fixes after it reach. heldout-repeats-10 scored
-# 0.267 and 0.860 at first sight (its README); its floors are a little under what the general fix after it reaches.
+# 0.267 and 0.860 at first sight (its README); its floors are a little under what the general fixes after it reach.
 LEVELS = [(LABELLED, 0.93, None), (REALWORLD, 0.93, 0.84), (HELDOUT, 0.81, 0.87), (HELDOUT_2, 0.73, 0.90),
           (HELDOUT_3, 0.82, 0.84), (HELDOUT_4, 0.77, 0.77),
           (HELDOUT_5, 0.75, 0.84), (HELDOUT_6, 0.77, 0.65), (HELDOUT_7, 0.95, 0.92), (HELDOUT_8, 0.77, 0.92),
-          (HELDOUT_9, 0.85, 0.96), (HELDOUT_10, 0.27, 0.85)]
+          (HELDOUT_9, 0.85, 0.96), (HELDOUT_10, 0.30, 0.85)]
 
 
 @pytest.mark.parametrize("corpus, failure_floor, automation_floor", LEVELS, ids=[c[0].name for c in LEVELS])

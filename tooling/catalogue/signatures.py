@@ -95,7 +95,7 @@ _BOILERPLATE = re.compile(
     r"|^\s*File \"[^\"]+\", line \d+|^\s*The above exception was the direct cause|^\s*During handling of the above"
     r"|^\s*\^+\s*$|To execute this test, run the following|Please (open|file) an issue"
     r"|^\s*(warnings\.warn|return forward_call|result = self\.forward)", re.IGNORECASE)
-_ERROR_WORDS = Caseless(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|unable|"
+_ERROR_WORDS = Caseless(r"error|exception|fail|fatal|abort|killed|panic|timeout|timed out|cannot|can't|can not|unable|"
                         r"refused|denied|invalid|corrupt|mismatch|not found|no such|lost|down\b|"
                         r"unexpected|assert|segmentation|(?:do|does|must) not match|must match|terminate|nan\b|inf\b|exceeded|overflow|expected|"
                         r"warn")
