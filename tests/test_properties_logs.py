@@ -336,6 +336,19 @@ FOUND = {
                      "session->session()->Run( feed_inputs, {}, {cached_node.operations[0]}, &outputs) == [3/161315]\n"
                      + DOWN), Step("rename"), _poll(1659), _poll(4), _w(DOWN), _poll(1), _w(DOWN), _poll(25), _w(DOWN),
         _poll(6), _w(DOWN + progress_lines(0, 1))],
+    # a rank's death, the log rotated, and the launcher's exit 16 lines below it in the next file:
+    # one episode (tooling.logs.unknown) for a scan, two failures for a watch, whose next file's
+    # scanner went on from the last one's times and line numbers but not from its episode
+    "an episode across a rotation": [
+        _poll(1), _w("2026-11-29T06:00:00Z             Exit status of rank 0: killed by signal 9\n"
+                     "step 0 | loss 2.31 (went on)\n"), Step("rename"), _poll(1), _poll(1),
+        _w("2026-11-29T06:00:00Z         (command exited with non-zero exit code)\nstep 0 | loss 2.31 (went on)\n")],
+    # (not drawn: written for the same gap) nor from its latest stop told: the launcher's exit
+    # after a Ctrl-C's in the file before is the stop's unwinding, for a scan, and was a failure
+    "a stop told before a rotation": [
+        _poll(), _w("2026-11-29T06:00:00Z Received 2 death signal, shutting down workers\n" + progress_lines(0, 1)),
+        Step("rename"), _poll(), _w("2026-11-29T06:00:01Z (command exited with non-zero exit code)\n"
+                                    + progress_lines(1, 1))],
 }
 
 

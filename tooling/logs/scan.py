@@ -93,6 +93,11 @@ class Scanner(LineReader):
         """Read on from ``before``, the scanner of the file the log was in before it was rotated."""
         self.timeline.follow(before.timeline, before.line, self.line)
         self.base = before.base + before.line - self.line
+        # what is kept by line number goes on too (how far up a line is): a launcher's exit in this
+        # file is of the episode a rank's death opened in that one, and the unwinding of a stop told
+        # there is no failure here, as for lines of one file
+        shift = self.line - before.line
+        self.episodes, self.stopped = before.episodes.follow(shift), before.stopped + shift
         self.numeric = before.numeric.follow()
         self.width = self.numeric.width = before.width
 

@@ -217,3 +217,10 @@ class Episodes:
             self.key = template(message)
         self.last = line
         return self.key
+
+    def follow(self, shift: int) -> Episodes:
+        """The episode going on in the next file of a rotated log, whose line numbers are this
+        file's plus ``shift``: a line within TAIL of the last one, across the rotation, is of it."""
+        going_on = Episodes()
+        going_on.key, going_on.last = self.key, self.last + shift
+        return going_on
