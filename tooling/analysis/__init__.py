@@ -11,7 +11,6 @@ from typing import Any, Iterable
 from datetime import datetime
 from pathlib import Path
 
-from tooling.analysis.forked import aside
 from tooling.analysis.incidents import IncidentView, incident_views
 from tooling.analysis.ladder_links import LadderLinks, link_ladders
 from tooling.analysis.paging import PagedSymptom, paging
@@ -34,9 +33,7 @@ from tooling.rules.validate import Checked, validate
 
 # The parts only the site shows: computed when first asked for, so that `tooling repeats` over
 # 100,000 incidents does not make them (trends, paging and ladder links were a tenth of its time)
-ASIDE_FROM = 10_000  # incidents: below, a forked process costs more than it saves
-
-_LAZY = ("index", "runs", "actions", "trends", "failure_modes", "paging", "links")
+_LAZY = ("runs", "actions", "trends", "failure_modes", "paging", "links")
 
 
 @dataclass(frozen=True)
@@ -49,16 +46,10 @@ class Analysis:
     candidates: list[Candidate]
     suggestions: list[Suggestion]
     stack: Record | None
-    terms: dict[str, dict[str, int]] | None  # each incident's words, where kept (analysis.derived)
+    index: Index  # the text-similarity index, built once for suggestions and for new incidents
     identities: dict[str, Identity]  # incident id -> the failure it is (see analysis.identity)
     groups: list[Group]  # every incident in exactly one group, with why they belong together
     families: list[Family]  # the groups one automation would each have handled, joined (analysis.levels)
-
-    @cached_property
-    def index(self) -> Index:
-        """The text-similarity index, for new incidents (built once; here only when the
-        suggestions were made aside)."""
-        return Index(self.incidents, self.terms)
 
     @cached_property
     def runs(self) -> list[RunCard]:
@@ -120,35 +111,22 @@ def _analyse(records: list[Record], *, now: datetime, kept: Kept | None) -> Anal
     postmortems = postmortem_views(records, incidents, now=now)
     identities = identify_all(incidents) if kept is None else kept_identities(incidents, kept)
     groups = groups_of(incidents, identities)
-    terms = None if kept is None else kept_terms(incidents, kept)
-    built: list[Index] = []  # the index, where the suggestions were made in this process
-
-    def suggested() -> list[Suggestion]:
-        built.append(index := Index(incidents, terms))
-        return likely_repeats([g.incidents for g in groups], index)
-
-    # the suggestions by wording in a forked child while this process ranks the candidates: over
-    # 100,000 incidents a second and a half each (tooling.analysis.forked)
-    with aside(suggested, worth=len(incidents) >= ASIDE_FROM) as suggestions:
-        found = families(groups, identities)
-        ranked = candidates(found, postmortems, identities, None if kept is None else kept_signatures(incidents, kept))
-        analysis = Analysis(
-            now=now,
-            records=records,
-            incidents=incidents,
-            postmortems=postmortems,
-            ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
-            candidates=ranked,
-            suggestions=suggestions(),
-            stack=next((r for r in records if r.kind == "stack"), None),
-            terms=terms,
-            identities=identities,
-            groups=groups,
-            families=found,
-        )
-    if built:
-        analysis.__dict__["index"] = built[0]
-    return analysis
+    found = families(groups, identities)
+    index = Index(incidents, None if kept is None else kept_terms(incidents, kept))
+    return Analysis(
+        now=now,
+        records=records,
+        incidents=incidents,
+        postmortems=postmortems,
+        ladders=sorted((r for r in records if r.kind == "ladder"), key=lambda r: r.id),
+        candidates=candidates(found, postmortems, identities, None if kept is None else kept_signatures(incidents, kept)),
+        suggestions=likely_repeats([g.incidents for g in groups], index),
+        stack=next((r for r in records if r.kind == "stack"), None),
+        index=index,
+        identities=identities,
+        groups=groups,
+        families=found,
+    )
 
 
 def load_analysis(root: Path, *, now: datetime, checked: Checked | None = None) -> Analysis:
