@@ -171,8 +171,10 @@ def _free_port() -> int:
 def run_ranks(log: Path, steps: int, slow_node: str | None, ranks: int = 3) -> dict[str, object]:
     """Lab 6's ``stragglers.py`` on ``ranks`` processes, rank r on node n<r>, as srun starts one task
     per node; all their output in ``log``, as a job's. Rank 0's summary line."""
+    # 20 ms of work a step, not the script's 5 ms: on two cores busy with other tests a woken rank
+    # waits some milliseconds for a core, which at 5 ms hid a 2x slowdown (CI, stop 34)
     env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()), "WORLD_SIZE": str(ranks),
-           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(PROJECT)}
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": str(PROJECT), "STEP_SECONDS": "0.02"}
     env.pop("SLOW_NODE", None)
     if slow_node:
         env["SLOW_NODE"] = slow_node
