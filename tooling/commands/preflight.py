@@ -102,7 +102,8 @@ def _pinned(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(f"expected FIELD=VERSION, FIELD among {','.join(FIELDS)}, "
                                          f"but received: {text!r}")
     if field == "memlock" and value.strip().isdigit():  # as `ulimit -l` says it: KiB
-        return field, f"{value.strip()} KiB"
+        from tooling.health.versions import kib  # light, but the parser loads no work up front
+        return field, kib(value.strip())
     return field, value.strip()
 
 
