@@ -80,6 +80,8 @@ SWEEPS = {
     "heldout-11": (14, 12, 12, 0, 5, 0),
     # sweep 14, first sight: 13 failures, 9 drafted, 8 classified, no false draft
     "heldout-12": (13, 13, 13, 0, 6, 0),
+    # sweep 15, first sight: 14 failures, 9 drafted, 6 classified, no false draft
+    "heldout-13": (14, 10, 10, 0, 6, 0),
 }
 
 

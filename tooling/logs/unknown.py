@@ -82,7 +82,9 @@ _READING = re.compile(r"[A-Za-z_][\w/.-]*['\"]?\s*[:=]?\s*[-+]?[0-9]+(?:\.[0-9]+
 # TensorFlow's C++ logging (XLA's client, TF 1 and 2) writes the same severity after a date:
 # "2022-04-04 00:27:49.642414: E tensorflow/compiler/xla/xla_client/xla_util.cc:88] ...", with the
 # thread's id after it in some builds ("...: E    1578 tensorflow/...").
-_SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)? +[0-9]+ [^ \]]+:[0-9]+\] "
+# absl's prefix as XLA's PJRT and torch_xla write it has seconds since the epoch in the clock's last
+# field, its date 0000: "E0000 00:00:1743713172.513857  698835 pjrt_stream_executor_client.cc:3072] ".
+_SEVERE = re.compile(r"(?:^|[\s:>])[EF][0-9]{4} [0-9]{2}:[0-9]{2}:(?:[0-9]{2}|[0-9]{10})(?:\.[0-9]+)? +[0-9]+ [^ \]]+:[0-9]+\] "
                      r"|[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+: [EF] +(?:[0-9]+ +)?"
                      r"[^ \]]+:[0-9]+\] ")
 _RETRIES = re.compile(r"\bretr(?:y|ying|ies|ied)\b|\btry(?:ing)? again\b", re.IGNORECASE)
