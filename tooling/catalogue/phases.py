@@ -12,7 +12,8 @@ with only an integrated GPU) fails with the line of a driver that is too old ("C
 insufficient for CUDA runtime version": the runtime finds no driver it can use) or of a GPU the driver
 lost ("no CUDA-capable device is detected"). The line cannot tell these apart; the incident's words
 can, and the handling differs: nothing there is to be upgraded or drained, the job went where it should
-not have. A mode whose catalogue entry says ``distinguish: [no-gpu]`` is told apart so.
+not have. A mode whose catalogue entry says ``distinguish: [no-gpu]`` is told apart so, and so is what
+came in a checkpoint's place (``lfs-pointer``, ``web-page``), told by all of an incident's lines and words.
 """
 from __future__ import annotations
 
@@ -137,6 +138,21 @@ def _empty_in(kind: str) -> Callable[[dict[str, Any]], bool]:
     return lambda data: any(pattern.search(str(line)) for line in data.get("signatures", [])) or said(data)
 
 
+# What came in a checkpoint's place, told by the byte pickle read first or by a person's words: a Git LFS
+# pointer ('v' of "version https://git-lfs...": a clone without git-lfs, an LFS quota spent) or a web page
+# ('<' of "<html>": a download's error page). Both files are whole and fetched wrong; the remedies differ
+# (git lfs pull; the file from its host), so they are two failures. All of an incident's lines and words
+LFS_POINTER, WEB_PAGE = "lfs-pointer", "web-page"  # the distinguishing kinds, and the key's values
+_FETCHED = {LFS_POINTER: re.compile(r"invalid load key, '?v\b|version https://git-lfs|\bgit[- ]?lfs\b", re.I),
+            WEB_PAGE: re.compile(r"invalid load key, '?<|\bhtml\b", re.I)}
+
+
+def _fetched(kind: str) -> Callable[[dict[str, Any]], bool]:
+    pattern = _FETCHED[kind]
+    return lambda data: (any(pattern.search(str(line)) for line in data.get("signatures", []))
+                         or pattern.search(description(data)) is not None)
+
+
 # distinguishing kinds an incident tells as a whole (its own words, all its lines together), never one
 # line's codes: kind -> (the key's name, the test)
 TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
@@ -144,4 +160,6 @@ TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     PAST_VOCABULARY: ("index", past_vocabulary),  # a tokenizer the embedding lags behind, whatever the line
     SAVED_EMPTY: ("shapes", _empty_in(SAVED_EMPTY)),  # the save wrote the shards' placeholders
     LOADED_EMPTY: ("shapes", _empty_in(LOADED_EMPTY)),  # the model was sharded before it was loaded
+    LFS_POINTER: ("fetched", _fetched(LFS_POINTER)),  # a Git LFS pointer where the file should be
+    WEB_PAGE: ("fetched", _fetched(WEB_PAGE)),  # a web page saved as the file
 }
