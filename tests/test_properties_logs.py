@@ -248,6 +248,7 @@ def test_watch_files_what_scan_drafts_whatever_the_polls(steps: list[Step]) -> N
 
 # What the property found, each kept as it was found (or as small), with what was wrong.
 DOWN = "2026-11-29T06:00:00Z \tstate:\t\t 1: DOWN\n"  # a link down (network.link-flap)
+PREAMBLE_LINE = "        Correctable Error                 : 0\n"  # (normal.txt's: an error line no mode names)
 
 
 def _poll(budget: int = 1 << 20) -> Step:
@@ -349,9 +350,26 @@ FOUND = {
         _poll(), _w("2026-11-29T06:00:00Z Received 2 death signal, shutting down workers\n" + progress_lines(0, 1)),
         Step("rename"), _poll(), _w("2026-11-29T06:00:01Z (command exited with non-zero exit code)\n"
                                     + progress_lines(1, 1))],
+    # an error line consumed by one poll, a traceback's header in the next: the lines a traceback's
+    # preamble is looked for in (tooling.logs.unknown.PREAMBLE) stopped at the buffer's first, so
+    # the watch counted the failure once and the scan, which took the line into it, twice
+    "a preamble read by the poll before": [
+        _w(PREAMBLE_LINE), _poll(), _w(traceback("", "AssertionError: Parameter hashes not matching across DP replicas"))],
 }
 
 
 @pytest.mark.parametrize("steps", FOUND.values(), ids=FOUND.keys())
 def test_what_the_property_found(steps: list[Step]) -> None:
     check(steps)
+
+
+def test_a_chunk_that_ends_above_a_traceback_keeps_its_preamble(tmp_path: Path) -> None:
+    """The scan's own chunks end anywhere too: one that ends right above a traceback's header
+    leaves the lines above it readable to the next (tooling.logs.chunks.Chunks.earlier)."""
+    log = tmp_path / "train.log"
+    above = progress_lines(0, 10) + PREAMBLE_LINE  # (longer than the traceback: a chunk this long holds it whole)
+    log.write_text(above + traceback("", "AssertionError: Parameter hashes not matching across DP replicas"), "utf-8")
+    whole = [(d.mode.id, d.occurrences, d.count) for d in scan_logs([log], now=NOW).drafts]
+    assert whole == [("replica.weight-desync", 2, 2)]  # the preamble's line and the exception's
+    for chunk in range(len(above), len(above) + 25):  # the first ends right after the preamble, or in the traceback
+        assert [(d.mode.id, d.occurrences, d.count) for d in scan_logs([log], now=NOW, chunk=chunk).drafts] == whole

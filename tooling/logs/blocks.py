@@ -42,23 +42,27 @@ def is_traceback(text: str) -> bool:
     return at >= 0 and (not rest[:at].strip() or ends_on_a_bar(rest[:at]))
 
 
-def decode(buffer: bytearray, start: int, limit: int) -> tuple[str, int]:
+def decode(buffer: bytearray | bytes, start: int, limit: int) -> tuple[str, int]:
     """The line at ``start`` (without its line break) and where the next one starts (-1: none)."""
     end = buffer.find(b"\n", start, limit)
     raw = buffer[start:end if end >= 0 else limit]
     return raw.decode("utf-8", "replace").rstrip("\r"), (end + 1 if end >= 0 else -1)
 
 
-def above(buffer: bytearray, start: int, count: int) -> Iterator[tuple[int, str]]:
-    """(start, text) of the lines above the line at ``start``, nearest first: at most ``count``,
-    none above the buffer's first."""
+def above(buffer: bytearray | bytes, start: int, count: int, earlier: bytes = b"") -> Iterator[tuple[int, str]]:
+    """(start, text) of the lines above the line at ``start``, nearest first: at most ``count``;
+    above the buffer's first, those of ``earlier``, the lines read before it
+    (:attr:`tooling.logs.chunks.Chunks.earlier`, starts below 0), so that a log read in chunks or
+    polls shows the lines a whole one shows."""
     end = start
-    for _ in range(count):
+    while count > 0:
         if end <= 0:
+            if earlier:
+                yield from ((begin - len(earlier), text) for begin, text in above(earlier, len(earlier), count))
             return
         begin = buffer.rfind(b"\n", 0, end - 1) + 1
         yield begin, decode(buffer, begin, end)[0]
-        end = begin
+        end, count = begin, count - 1
 
 
 @dataclass(frozen=True)

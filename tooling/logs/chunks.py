@@ -2,7 +2,9 @@
 
 A chunk is one reused buffer (nothing grows with the file); each holds whole lines but the last
 one, which moves to the front of the next. A line longer than the buffer is cut where the buffer
-ends. Problems with a log are one-line :class:`~tooling.errors.UserError` naming it.
+ends. The last lines consumed stay readable above the buffer's first (:attr:`Chunks.earlier`): a
+reader that looks back above a line sees what it would see were the log one chunk. Problems with
+a log are one-line :class:`~tooling.errors.UserError` naming it.
 """
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ from typing import BinaryIO, Iterator
 from tooling.errors import UserError
 
 CHUNK = 8 << 20  # large enough that per-chunk work vanishes, small enough to stay out of the way
+# bytes of whole lines consumed kept above the buffer's start: the few lines a reader looks back at
+# (a traceback's preamble, tooling.logs.unknown.PREAMBLE), however long, whichever poll or chunk read them
+EARLIER = 64 << 10
 SAMPLE = 8192  # bytes looked at to tell a text log from binary data
 PADDING = 4  # NUL bytes in a row that are padding, not data (see check_text)
 _NULS = re.compile(rb"\0+")
@@ -64,6 +69,7 @@ class Chunks:
         self.offset = 0  # of buffer[0] in the log
         self.eof = False
         self._checked = False
+        self.earlier = b""  # the last whole lines consumed (EARLIER bytes at most), nearest last
 
     polled = False  # chunks that end where a growing file ends for now (tooling.watch.tail.Tail)
 
@@ -88,6 +94,8 @@ class Chunks:
         return cut or self.filled  # one line longer than the buffer: cut it where the buffer ends
 
     def consume(self, count: int) -> None:
+        self.earlier = last_lines((self.earlier if count < EARLIER else b"")
+                                  + bytes(self.buffer[max(0, count - EARLIER):count]), cut=count >= EARLIER)
         rest = self.filled - count
         self.buffer[:rest] = self.buffer[count:self.filled]
         self.filled, self.offset = rest, self.offset + count
@@ -99,6 +107,15 @@ class Chunks:
             raise UserError(f"{self.name}: not a valid gzip file ({exc}); {EXPECTED}") from None
         except OSError as exc:
             raise UserError(f"{self.name}: could not be read ({exc.strerror or exc})") from None
+
+
+def last_lines(data: bytes, *, cut: bool = False) -> bytes:
+    """The whole lines that end ``data``, EARLIER bytes at most (``cut``: its first line lost its
+    start, a line longer than that none)."""
+    if len(data) <= EARLIER and not cut:
+        return data
+    at = data.find(b"\n", len(data) - min(len(data), EARLIER))
+    return data[at + 1:] if at >= 0 else b""
 
 
 def check_text(name: str, sample: bytes) -> None:

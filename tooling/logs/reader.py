@@ -39,7 +39,6 @@ class LineReader(Recorder):
         super().__init__(chunks, book, now)
         self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
-        self.held: int | None = None  # where a traceback that waits for the next chunk starts, lines above it included
         self.joined: dict[int, str] = {}  # a wrapped line's text read whole, by its first part's start (this chunk's)
 
     @property
@@ -61,13 +60,11 @@ class LineReader(Recorder):
             found = blocks.exception_line(buffer, start, limit)
             if found is blocks.INCOMPLETE and not self.deferrable and self.chunks.ended \
                     and line - self.stopped > TAIL:
-                if any(unknown.a_threads(told) for _, told in blocks.above(buffer, start, 1)):
+                if any(unknown.a_threads(told) for _, told in blocks.above(buffer, start, 1, self.chunks.earlier)):
                     return False  # a thread's traceback cut off: the thread died, not (yet) the run
                 return self._cut(Flagged(text, where, start, line), limit, (when, time_from), above)
             if not isinstance(found, blocks.Found):  # else given up: no exception line
-                waits = found is blocks.INCOMPLETE and (self.deferrable or self._polled)
-                self.held = above[0].start if waits and above else None  # (0: the buffer's start, never held)
-                return waits
+                return found is blocks.INCOMPLETE and (self.deferrable or self._polled)
             skip.update(found.body, (found.start,))
             since = time_from if time_from is not None else line
             frame = blocks.innermost_frame(buffer, found, limit)
@@ -104,7 +101,7 @@ class LineReader(Recorder):
         the traceback's failure told before it, taken into its draft. Up to the first line that
         says no error (unknown.says_error), nearest last."""
         found: list[Flagged] = []
-        for begin, raw in blocks.above(self.chunks.buffer, header, unknown.PREAMBLE):
+        for begin, raw in blocks.above(self.chunks.buffer, header, unknown.PREAMBLE, self.chunks.earlier):
             text = clean(raw)
             if blocks.line_prefix(text) != prefix or not unknown.says_error(text[len(prefix):]) \
                     or matcher().matching(raw):  # a flagged line is read by itself

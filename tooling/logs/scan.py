@@ -99,6 +99,8 @@ class Scanner(LineReader):
         shift = self.line - before.line
         self.episodes, self.stopped = before.episodes.follow(shift), before.stopped + shift
         self.numeric = before.numeric.follow()
+        # the lines above this file's first are that file's last, unless it reads on inside this one
+        self.chunks.earlier = self.chunks.earlier if self.chunks.offset else before.chunks.earlier
         self.width = self.numeric.width = before.width
 
     def chunk_done(self, done: int) -> None:
@@ -116,8 +118,7 @@ class Scanner(LineReader):
             self._numbers(start)
             line = self.numeric.line_at(self.chunks, start, self.line)  # (each line break counted once)
             if start not in skip and self._line(start, line, usable, skip):
-                held, self.held = self.held, None
-                return held or start
+                return start  # (the lines above it stay readable: Chunks.earlier)
         return usable
 
     def _whole_lines(self, starts: set[int], usable: int) -> list[int]:

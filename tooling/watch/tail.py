@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tooling.errors import UserError
 from tooling.logs import blocks
-from tooling.logs.chunks import CHUNK, SAMPLE, Chunks, check_text
+from tooling.logs.chunks import CHUNK, EARLIER, SAMPLE, Chunks, check_text, last_lines
 from tooling.logs.context import log_zone
 from tooling.logs.draft_book import DraftBook
 from tooling.logs.flagged import clean
@@ -41,8 +41,10 @@ class Tail(Chunks):
         self._usable = 0  # what fill returned last
         self._pending = False  # complete lines were left for later (a block cut by the end)
         self._checked = offset > 0  # binary data is refused at a file's start only
-        size = min(HEAD, offset)  # the last bytes before offset: what tells a file emptied and regrown
-        self.before = os.pread(fd, size, offset - size) if size else b""
+        size = min(EARLIER, offset)  # the lines above where it reads on (a reader looks back at them: Chunks.earlier)
+        read = os.pread(fd, size, offset - size) if size else b""
+        self.earlier = last_lines(read, cut=offset > EARLIER)
+        self.before = read[-HEAD:]  # the last bytes before offset: what tells a file emptied and regrown
 
     polled = True  # a line at the buffer's start may wait: the poll ends, and the next reads on
 
