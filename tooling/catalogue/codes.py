@@ -5,8 +5,9 @@ Xid numbers (``NVRM: Xid (PCI:0000:ca:00): 79, ...`` or ``Xid 79``), errno (``[E
 :mod:`tooling.catalogue.errnos`), exit statuses
 (``exitcode: -9`` is the same as ``exit code 137``: killed by signal 9), signals, CUDA error
 names (``cudaErrorIllegalAddress``, ``CUDA error: an illegal memory access was encountered``,
-``CUBLAS_STATUS_EXECUTION_FAILED``, or the runtime's number: ``THCudaCheck FAIL ... error=2``), NCCL error names (``ncclRemoteError``) and the Python
-exception with the first words of its message.
+``CUBLAS_STATUS_EXECUTION_FAILED``, or the runtime's number: ``THCudaCheck FAIL ... error=2``,
+:mod:`tooling.catalogue.statuses`), NCCL error names (``ncclRemoteError``) and the Python exception
+with the first words of its message.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Callable
 
 from tooling.catalogue.errnos import errnos
 from tooling.catalogue.signatures import normalise, without_prefix
+from tooling.catalogue.statuses import cuda_named
 
 # the driver also names an Xid when it recovers its channels from it, without the word "Xid":
 # "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79."
@@ -32,15 +34,6 @@ _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitc
 _SIGNAL = re.compile(r"\b(SIG[A-Z]{2,6})\b|\bsignal\s*[:=]?\s*([0-9]{1,2})\b")
 _CUDA = re.compile(r"\b(cudaError[A-Za-z]+|CU(?:BLAS|DNN|FFT|SPARSE|SOLVER)_STATUS_[A-Z_]+|CUDA_ERROR_[A-Z_]+)\b"
                    r"|CUDA error:\s*([a-z][a-z ,-]{3,80}?)(?:\s*$|\s*\(|\.|\n|;|CUDA kernel)", re.IGNORECASE)
-# CUDA runtime errors a line writes by number ("THCudaCheck FAIL file=... line=66 error=2 : out of
-# memory", "cuda runtime error (59) : device-side assert triggered", "CUDA error code 700"; never a
-# bare "CUDA error: 2", which may be a count), by the names the catalogue's recognisers read. Only
-# numbers that name one error in both numberings: CUDA 10.1 renumbered most (an illegal address was
-# 77 and is 700; 4 was a launch failure and is another error now)
-CUDA_RUNTIME = {2: "cudaErrorMemoryAllocation", 35: "cudaErrorInsufficientDriver", 59: "cudaErrorAssert",
-                77: "cudaErrorIllegalAddress", 100: "cudaErrorNoDevice", 209: "cudaErrorNoKernelImageForDevice",
-                700: "cudaErrorIllegalAddress", 710: "cudaErrorAssert", 719: "cudaErrorLaunchFailure",
-                999: "cudaErrorUnknown"}
 # CUDA's words for an error where a line writes them instead of its name: the same error whatever
 # the words after them ("... for execution on the device", a person's "... on the driver")
 _CUDA_TEXT = {"no kernel image is available": "cudaErrorNoKernelImageForDevice"}
@@ -48,17 +41,6 @@ _CUDA_TEXT = {"no kernel image is available": "cudaErrorNoKernelImageForDevice"}
 # it launches then fails with no kernel image for the device
 _NO_ARCH = re.compile(r"with CUDA capability sm_[0-9]+ is not compatible with the current PyTorch installation",
                       re.IGNORECASE)
-CUDA_NUMBERED = r"thcudacheck fail|cuda (runtime )?error (\(|code)"  # also one of scan's automaton patterns
-_CUDA_NUMBER = re.compile(r"\bTHCudaCheck FAIL\b.{0,400}?\berror=([0-9]{1,3})\b"
-                          r"|\bcuda (?:runtime )?error (?:\(|code ?[:=]? ?)([0-9]{1,3})\b", re.IGNORECASE)
-
-
-def cuda_named(text: str) -> list[tuple[int, str]]:
-    """(number, name) of each CUDA runtime error a line writes by a number CUDA_RUNTIME knows."""
-    if "cuda" not in text.lower():
-        return []
-    numbers = (int(found.group(1) or found.group(2)) for found in _CUDA_NUMBER.finditer(text))
-    return [(number, CUDA_RUNTIME[number]) for number in numbers if number in CUDA_RUNTIME]
 
 
 def _cuda_text(words: str) -> str:
@@ -74,18 +56,6 @@ _NCCL_TEXT = {"unhandled system error": "ncclSystemError", "unhandled cuda error
               "invalid argument": "ncclInvalidArgument",
               "remote process exited or there was a network error": "ncclRemoteError"}
 _NCCL_WORDS = re.compile("|".join(re.escape(t) for t in _NCCL_TEXT), re.IGNORECASE)
-# ncclResult_t (nccl.h) as NCCL's INFO trace passes it up ("NCCL INFO group.cc:64 -> 3"): at
-# group.cc it leaves NCCL, the error the caller got back, even where no WARN line said it
-NCCL_RESULTS = {1: "ncclUnhandledCudaError", 2: "ncclSystemError", 3: "ncclInternalError",
-                4: "ncclInvalidArgument", 5: "ncclInvalidUsage", 6: "ncclRemoteError"}
-NCCL_RETURNED = r"NCCL INFO group\.cc:[0-9]+ -> ([1-6])\b"  # also one of scan's automaton patterns
-_RETURNED = re.compile(NCCL_RETURNED)
-
-
-def nccl_returned(message: str) -> str | None:
-    """The NCCL error a return trace at NCCL's edge passes to its caller, or None."""
-    found = _RETURNED.match(message)
-    return NCCL_RESULTS[int(found.group(1))] if found else None
 # an InfiniBand work completion's status: 12 is retry exceeded (the fabric), 4 a local protection error; by
 # number, or by libibverbs' name and words for it (ibv_wc_status_str) as UCX, MPI and people write them
 _IB = re.compile(r"completion\b.{0,80}?\b(?:status|error)\s*[=:]?\s*([0-9]{1,3})\b", re.IGNORECASE)

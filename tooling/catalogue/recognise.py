@@ -11,10 +11,11 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from tooling.catalogue.codes import Codes, codes, cuda_named, identifying
+from tooling.catalogue.codes import Codes, codes, identifying
 from tooling.catalogue.errnos import ERRNO_MESSAGES, ERRNO_NAME, errno_of_message
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.signals import signal_named
+from tooling.catalogue.statuses import checked, cuda_named
 from tooling.catalogue.hangul import nfc
 from tooling.catalogue.literals import any_of
 from tooling.catalogue.modes import Catalogue, FailureMode, catalogue
@@ -101,12 +102,14 @@ class Recogniser:
         for index in (i for i in matched if i < known):
             mode, pattern = self.owner[index]
             fits.setdefault(mode.id, (mode, repr(pattern)))
-        for number, name in cuda_named(text):  # a CUDA error written by its number: as by its name
+        # a code written by its number (a CUDA error, a glog CHECK's value, a signal with its
+        # description): as by its name
+        named = [*((f"CUDA error {number} ({name})", name) for number, name in cuda_named(text)),
+                 *((f"{success} check: {value} is {name}", name) for success, value, name in checked(text)),
+                 *((f"signal {number} ({name})", name) for number, name in signal_named(text))]
+        for via, name in named:
             for index in (i for i in self.lines.matching(name) if i < known):
-                fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"CUDA error {number} ({name})"))
-        for number, name in signal_named(text):  # a signal by its number and description: as by its name
-            for index in (i for i in self.lines.matching(name) if i < known):
-                fits.setdefault(self.owner[index][0].id, (self.owner[index][0], f"signal {number} ({name})"))
+                fits.setdefault(self.owner[index][0].id, (self.owner[index][0], via))
         if not fits:
             return Recognition(None, text=text, identified=found, routine=routine)
         mode, via = min(fits.values(), key=lambda fit: (fit[0].generic, self.catalogue.rank(fit[0])))

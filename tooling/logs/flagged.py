@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tooling.catalogue.codes import CUDA_NUMBERED, NCCL_RETURNED, Codes
+from tooling.catalogue.codes import Codes
+from tooling.catalogue.statuses import CUDA_NUMBERED, NCCL_RETURNED
 from tooling.catalogue.signals import SIGNAL_NAMED
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.evidence import named_modes

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tooling.catalogue.codes import nccl_returned
+from tooling.catalogue.statuses import nccl_returned
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
 from tooling.logs import blocks, transient, unknown
