@@ -13,7 +13,8 @@ insufficient for CUDA runtime version": the runtime finds no driver it can use) 
 lost ("no CUDA-capable device is detected"). The line cannot tell these apart; the incident's words
 can, and the handling differs: nothing there is to be upgraded or drained, the job went where it should
 not have. A mode whose catalogue entry says ``distinguish: [no-gpu]`` is told apart so, and so is what
-came in a checkpoint's place (``lfs-pointer``, ``web-page``), told by all of an incident's lines and words.
+came in a checkpoint's place (``lfs-pointer``, ``web-page``) and what the fabric manager said of itself
+(``fm-version``, ``fm-absent``, ``fm-nvlink5``, ``fm-nothing-to-do``), told by all of an incident's lines and words.
 """
 from __future__ import annotations
 
@@ -153,6 +154,36 @@ def _fetched(kind: str) -> Callable[[dict[str, Any]], bool]:
                          or pattern.search(description(data)) is not None)
 
 
+# What the fabric manager said of itself, told by its own line or a person's words. CUDA's error 802 reads
+# the same whatever kept the NVSwitch fabric down; the remedies differ: a fabric manager at another
+# version than the driver refuses to start (the two at one version), one never installed is installed,
+# one on NVLink 5 (B200 and later) lacks what it needs there (NVLSM, the InfiniBand modules), and one with
+# nothing to do ("NV_WARN_NOTHING_TO_DO") found no NVSwitch to manage. A version that does not match says
+# the fabric manager is there, so it is not absent; on NVLink 5 nothing to do is NVLSM missing.
+FM_VERSION, FM_ABSENT, FM_NVLINK5, FM_NOTHING_TO_DO = "fm-version", "fm-absent", "fm-nvlink5", "fm-nothing-to-do"
+_FM = r"(?:nv-|nvidia[- ])?fabric ?manager"
+_FABRIC = {
+    FM_VERSION: re.compile(rf"driver interface version \S+ (?:don.t|doesn.t|do not|does not) match"
+                           rf"|{_FM}\b.{{0,80}}(?:mismatch|not (?:be )?in sync|out of sync|(?:don.t|doesn.t|do not|does not) match)"
+                           rf"|(?:mismatch\w*|not in sync|out of sync)\b.{{0,40}}{_FM}", re.I),
+    FM_ABSENT: re.compile(rf"{_FM}(?: package| service)? (?:is |was |were |has |had )?(?:not|never) (?:been )?installed"
+                          rf"|\black of .{{0,20}}{_FM}|\b(?:no|without|missing) (?:the )?{_FM}"
+                          rf"|\binstall(?:ing)? (?:the )?[`'\"]?(?:nvidia[- ]fabric ?manager|the fabric ?manager)", re.I),
+    FM_NVLINK5: re.compile(r"\bNVLSM\b|\bNVLink ?5\b|\bmlx5_ib\b|\bib_umad\b", re.I),
+    FM_NOTHING_TO_DO: re.compile(r"NV_WARN_NOTHING_TO_DO"),
+}
+_FABRIC_UNLESS = {FM_ABSENT: FM_VERSION, FM_NOTHING_TO_DO: FM_NVLINK5}  # a kind the other one explains
+
+
+def _says_fabric(kind: str, data: dict[str, Any]) -> bool:
+    return any(_FABRIC[kind].search(text) for text in (*map(str, data.get("signatures", [])), description(data)))
+
+
+def _fabric(kind: str) -> Callable[[dict[str, Any]], bool]:
+    unless = _FABRIC_UNLESS.get(kind)
+    return lambda data: _says_fabric(kind, data) and not (unless and _says_fabric(unless, data))
+
+
 # distinguishing kinds an incident tells as a whole (its own words, all its lines together), never one
 # line's codes: kind -> (the key's name, the test)
 TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
@@ -162,4 +193,8 @@ TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     LOADED_EMPTY: ("shapes", _empty_in(LOADED_EMPTY)),  # the model was sharded before it was loaded
     LFS_POINTER: ("fetched", _fetched(LFS_POINTER)),  # a Git LFS pointer where the file should be
     WEB_PAGE: ("fetched", _fetched(WEB_PAGE)),  # a web page saved as the file
+    FM_VERSION: ("fabric-manager", _fabric(FM_VERSION)),  # not at the driver's version: it refuses to start
+    FM_ABSENT: ("fabric-manager", _fabric(FM_ABSENT)),  # never installed
+    FM_NVLINK5: ("fabric-manager", _fabric(FM_NVLINK5)),  # NVLink 5 without NVLSM or the InfiniBand modules
+    FM_NOTHING_TO_DO: ("fabric-manager", _fabric(FM_NOTHING_TO_DO)),  # no NVSwitch found to manage
 }
