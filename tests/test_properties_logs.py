@@ -363,6 +363,22 @@ def test_what_the_property_found(steps: list[Step]) -> None:
     check(steps)
 
 
+# Found by the long profile and not fixed yet (issue 25): after a rename, the new file takes its time
+# zone from the rotated file's scanner before that file is read to its end, so the watch reads the
+# zoneless DOWN after the copytruncate in +09:00 where the scan reads it in the log's first zone, Z,
+# and files the link flap twice where the scan drafts it once. strict: it fails the suite once fixed.
+ZONE_AFTER_ROTATION = [
+    _w(DOWN), _w(""), _poll(1), _w(DOWN), Step("rename"), _poll(1), _w(""), _poll(1),
+    _w("2026-11-29 15:00:00,000+09:00 \tstate:\t\t 1: DOWN\n"), _poll(14011), _w(""), _poll(1), _w(DOWN),
+    Step("copytruncate"), _poll(1), _w(""), _poll(1), _w("2026-11-29 06:00:00,123 \tstate:\t\t 1: DOWN\n")]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="a rotated log's next file takes the zone the first file's scanner has before its end")
+def test_a_zone_read_after_a_rotation_is_the_one_a_scan_reads() -> None:
+    check(ZONE_AFTER_ROTATION)
+
+
 def test_a_chunk_that_ends_above_a_traceback_keeps_its_preamble(tmp_path: Path) -> None:
     """The scan's own chunks end anywhere too: one that ends right above a traceback's header
     leaves the lines above it readable to the next (tooling.logs.chunks.Chunks.earlier)."""
