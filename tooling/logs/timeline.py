@@ -73,7 +73,7 @@ class Timeline:
         """Go on from ``before``, the timeline of the file this one's log was read in before it was
         rotated, read up to line ``ended`` of it; this one's next line is ``line``. (Line numbers
         are each file's: what is carried is how far up a line is.)"""
-        if self.zone is None and before.zone is not None:
+        if before.zone is not None:  # the log's zone, found above this file's own lines
             self.zone = (line - (ended - before.zone[0]), before.zone[1])
         if self.last is None and before.last is not None:
             self.last = (-1, line - (ended - before.last[1]), before.last[2])
