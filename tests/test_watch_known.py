@@ -25,6 +25,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import pytest
@@ -101,6 +102,10 @@ def test_a_folder_whose_time_did_not_move_is_not_listed_again(repo: Path, listin
     stats: list[str] = []
     real_stat = os.stat
     monkeypatch.setattr(known_module, "SWEEP", 10)  # ten files a second in turn: a few in a poll
+    # the sweep's clock, a poll 0.2 s after the one before: on a busy machine the other process's
+    # write below took over a second, and the sweep took the files of that second too
+    clock = [time.monotonic()]
+    monkeypatch.setattr(known_module, "time", SimpleNamespace(time=time.time, monotonic=lambda: clock[0]))
 
     def counted_stat(path: Any, *args: Any, **kwargs: Any) -> Any:
         if str(path).startswith(str(repo)) and str(path).endswith(".yaml"):  # a record file's
@@ -113,12 +118,14 @@ def test_a_folder_whose_time_did_not_move_is_not_listed_again(repo: Path, listin
     assert len(scanned()) == 4  # incidents, runbooks, runbooks/ladders, runbooks/runs
     monkeypatch.setattr(os, "stat", counted_stat)
     time.sleep(0.1)
+    clock[0] += 0.2
     assert [i.id for i in known.now()] == ["INC-0002"]
     assert scanned() == []
     # the open incident, and about one file of the sweep (ten a second): not the 55 record files
     assert str(repo / "incidents" / "INC-0002.yaml") in stats and len(stats) <= 10, stats
     stats.clear()
     written_by_another_process(repo / "incidents" / "INC-0200.yaml", an_open_copy(repo, "INC-0001", "INC-0200"))
+    clock[0] += 0.2
     assert [i.id for i in known.now()] == ["INC-0002", "INC-0200"]
     assert scanned() == [str(repo / "incidents")]  # only the folder whose time moved
     assert str(repo / "incidents" / "INC-0200.yaml") in stats and len(stats) <= 10, stats
