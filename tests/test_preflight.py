@@ -4,6 +4,7 @@ an all-reduce that failed, nvidia-smi's header read from a stand-in, and the com
 refusals. On the emulated cluster, as srun runs it: tests/slurm/test_preflight_cluster.py."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -239,6 +240,9 @@ def test_the_locked_memory_limit_is_the_tasks_own_as_ulimit_says_it(tmp_path: Pa
         outcome.reports[rank] = Report(report.node, rank, {**report.values, "memlock": limit})
     assert (preflight._pinned("memlock=64"), preflight._pinned("memlock=unlimited")) == \
         (("memlock", "64 KiB"), ("memlock", "unlimited"))  # --expect as `ulimit -l` prints it
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^expected memlock=KiB \(a whole number, as ulimit -l "
+                       r"prints it\) or memlock=unlimited, but received: 'memlock=12x'$"):
+        preflight._pinned("memlock=12x")
     [said] = failures(replace(outcome, settings=replace(outcome.settings, fields=("memlock",))))
     assert said.line == ("n2: [preflight-version] n2's locked-memory limit 16 KiB (read from ulimit -l) differs from "
                          "unlimited on n1, n3 (the majority); expected one locked-memory limit on every node of the "

@@ -101,9 +101,12 @@ def _pinned(text: str) -> tuple[str, str]:
     if not equals or field not in FIELDS or not value.strip():
         raise argparse.ArgumentTypeError(f"expected FIELD=VERSION, FIELD among {','.join(FIELDS)}, "
                                          f"but received: {text!r}")
-    if field == "memlock" and value.strip().isdigit():  # as `ulimit -l` says it: KiB
-        from tooling.health.versions import kib  # light, but the parser loads no work up front
-        return field, kib(value.strip())
+    if field == "memlock":  # as `ulimit -l` says it: KiB, or unlimited
+        from tooling.health.versions import UNLIMITED, kib  # light, but the parser loads no work up front
+        if value.strip() != UNLIMITED and not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"expected memlock=KiB (a whole number, as ulimit -l prints it) or "
+                                             f"memlock={UNLIMITED}, but received: {text!r}")
+        return field, value.strip() if value.strip() == UNLIMITED else kib(value.strip())
     return field, value.strip()
 
 
