@@ -98,16 +98,17 @@ def _fields(text: str) -> tuple[str, ...]:
 
 def _pinned(text: str) -> tuple[str, str]:
     field, equals, value = text.partition("=")
-    if not equals or field not in FIELDS or not value.strip():
+    value = value.strip()
+    if not equals or field not in FIELDS or not value:
         raise argparse.ArgumentTypeError(f"expected FIELD=VERSION, FIELD among {','.join(FIELDS)}, "
                                          f"but received: {text!r}")
     if field == "memlock":  # as `ulimit -l` says it: KiB, or unlimited
         from tooling.health.versions import UNLIMITED, kib  # light, but the parser loads no work up front
-        if value.strip() != UNLIMITED and not value.strip().isdigit():
+        if value != UNLIMITED and not value.isdigit():
             raise argparse.ArgumentTypeError(f"expected memlock=KiB (a whole number, as ulimit -l prints it) or "
                                              f"memlock={UNLIMITED}, but received: {text!r}")
-        return field, value.strip() if value.strip() == UNLIMITED else kib(value.strip())
-    return field, value.strip()
+        return field, value if value == UNLIMITED else kib(value)
+    return field, value
 
 
 def _port(text: str) -> int:
