@@ -191,3 +191,12 @@ def significant_digits(raw: str) -> int:
     digits = mantissa.replace(".", "")
     stripped = digits.lstrip("0")
     return len(stripped) if stripped else len(mantissa.split(".")[-1]) if "." in mantissa else 1
+
+
+def decimals(raw: str) -> int | None:
+    """How many digits a number is written with after its point ("0.35": 2, "0.0": 1, "7": 0); None
+    for scientific notation ("0.000000E+00"), whose last digit is relative, not a fixed unit."""
+    if "e" in raw.lower():
+        return None
+    _, point, fraction = raw.partition(".")
+    return len(fraction) if point else 0

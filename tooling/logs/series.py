@@ -13,7 +13,8 @@ the numbers of a log's progress lines in log order (:mod:`tooling.logs.numbers`;
   (:mod:`tooling.logs.trends`);
 - where the lines are too few for a baseline, a loss that jumps by orders of magnitude, climbs line
   after line, or is held at a chance level (:mod:`tooling.logs.course`); a progress bar whose own
-  clock says an interval went several times slower (:mod:`tooling.logs.bars`).
+  clock says an interval went several times slower (:mod:`tooling.logs.bars`);
+- a loss that collapsed to exactly zero and stays there (:mod:`tooling.logs.zero`).
 
 Each finding carries its numbers as evidence: the lines where it starts, peaks and ends, the
 baseline and the ratio. Memory is bounded: a window of values per series, a few lines kept.
@@ -26,6 +27,7 @@ from tooling.logs.numbers import Numbers
 from tooling.logs.spikes import SeriesFinding, Point, Spike
 from tooling.logs.scale import ScaleFloor
 from tooling.logs.trends import Flat, Gap, Slowdown
+from tooling.logs.zero import Zero
 
 
 class Series:
@@ -41,7 +43,7 @@ class Series:
         back (the run restarted, from a checkpoint or from nothing: warm-up and all again)."""
         self.loss = Spike("loss", z=8.0, ratio=1.3)
         self.norm = Spike("grad norm", z=10.0, ratio=3.0)  # gradient norms are spikier: clipping absorbs most
-        self.flat, self.slow = Flat(), Slowdown()
+        self.flat, self.slow, self.zero = Flat(), Slowdown(), Zero()
         self.course = (Blowup(), Leap(), Climb(), Stuck())
         self.norm_climb = Climb(NORM_CLIMB_LINES, NORM_CLIMB)  # a grad norm that compounds, too few lines for a baseline
 
@@ -54,7 +56,8 @@ class Series:
                 self._start()
             self.step = numbers.step
         if numbers.loss is not None:
-            found += [self.loss.observe(point, numbers.loss), self.flat.observe(point, numbers.loss)]
+            found += [self.loss.observe(point, numbers.loss), self.flat.observe(point, numbers.loss),
+                      self.zero.observe(point, numbers.loss)]
             if self.loss.seen <= READINGS:  # a short log, or a run's start: no baseline yet
                 found += [shape.observe(point, numbers.loss) for shape in self.course]
         if numbers.grad_norm is not None:

@@ -153,7 +153,8 @@ class Flat:
 
     def observe(self, point: Point, reading: Reading) -> SeriesFinding | None:
         value, start = reading.value, self.start
-        steady = (start is not None and value == self.value and significant_digits(reading.raw) >= FLAT_DIGITS
+        # a loss of exactly zero is no plateau: it stopped counting (tooling.logs.zero), or starts at zero by design
+        steady = (start is not None and value == self.value != 0 and significant_digits(reading.raw) >= FLAT_DIGITS
                   and (start.step is None or point.step is None or point.step > start.step))
         if not steady or start is None:
             self.start, self.value, self.lines, self.fired = point, value, 1, False
