@@ -17,8 +17,8 @@ drafts it when
   zero's own: the HF Trainer logs ``round(loss, 4)`` through Python's repr, which drops trailing
   zeros, so its '0.0' after '2.7197' is below 0.00005, not below 0.05. A loss printed 0.02, 0.01,
   0.00 was rounded to zero on its way down (1 unit); one printed 0.0003, 0.0001, 0.0000, or written
-  in scientific notation 3.1e-05, 1.2e-06, 0.0e+00 (a fifth of the median and less), approached zero
-  smoothly: a model that fits its data, not a loss that stopped counting.
+  in scientific notation 3.1e-05, 1.2e-06, 0.0e+00 (the last far below a quarter of the median
+  before it), approached zero smoothly: a model that fits its data, not a loss that stopped counting.
 """
 from __future__ import annotations
 
