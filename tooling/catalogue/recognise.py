@@ -147,14 +147,15 @@ class Recogniser:
 
 # A clause that says something was fine, or ruled it out, names no failure: "gpu and cpu memory
 # looked fine", "NCCL ruled out", "disk was not the issue", "not a preemption", "preemption not
-# expected on this pool", "no scheduled maintenance". Only such clauses go: a leading "no" or
-# "not" is often the failure itself ("no space left", "not responding").
-_CLAUSE = re.compile(r"[^,.;:!?\n()]+")
+# expected on this pool", "no scheduled maintenance", "there is no thermal issue". Only such clauses go: a
+# leading "no" or "not" is often the failure itself ("no space left", "not responding").
+_CLAUSE = re.compile(r"[^,.;:!?\n()\u2013\u2014]+")  # a dash between words ends a clause too
 _CLEARED = re.compile(r"\b(?:looked|looks|look|was|were|is|are|seemed|seems|stayed|remained|checked out)"
                       r"(?: (?:all|perfectly|completely|totally))? (?:fine|ok|okay|normal|healthy|good|clean)\b"
                       r"|\bruled out\b|\brules out\b|\b(?:not|n't) (?:the|a) (?:cause|culprit|issue|problem)\b"
                       r"|\bno (?:sign|evidence|trace) of\b|\bnot (?:a|an)\b|\bnot expected\b"
-                      r"|\bno (?:scheduled|planned|announced)\b", re.IGNORECASE)
+                      r"|\bno (?:scheduled|planned|announced)\b|\bno (?:\w+[ -]){1,2}(?:issues?|problems?)\b",
+                      re.IGNORECASE)
 
 
 # A list of the causes a failure might have asserts none of them: Ray's "There are some potential
