@@ -119,6 +119,18 @@ def test_a_long_collapse_is_one_draft_not_a_plateau_too(tmp_path: Path) -> None:
     assert [mode for mode, _, _ in found] == ["training.zero-loss"]
 
 
+def test_trl_warning_that_one_sample_is_ignored_drafts_nothing(tmp_path: Path) -> None:
+    """TRL's completion-only collator warns for each sample whose labels are all ignore_index; a
+    healthy fine-tune prints it for a few (https://github.com/huggingface/trl/pull/749): routine, so
+    the line alone drafts nothing, and beside a loss that collapses the numbers still draft once."""
+    warning = ("UserWarning: Could not find response key `### Answer:` in the following instance: ... "
+               "This instance will be ignored in loss calculation. Note, if this happens often, "
+               "consider increasing the `max_seq_length`.")
+    assert drafted(tmp_path, [warning, *trainer(["1.02", "0.98", "0.95"]), warning]) == []
+    found = drafted(tmp_path, [warning, *trainer(["1.02", "0.98", "0.95"] + ["0.0"] * 5)])
+    assert [mode for mode, _, _ in found] == ["training.zero-loss"]
+
+
 def test_decimals_and_the_words_that_name_it() -> None:
     assert [decimals(raw) for raw in ("0.35", "0.0", "7", "1,234.5", "0.000000E+00")] == [2, 1, 0, 1, None]
     assert [m.id for m in suggest("Loss drops and stays at zero: the loss suddenly dropped to 0.0")][:1] == \
