@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tooling.analysis.alike import alike, words_of
+from tooling.analysis.coded import Placed, apart, coded
 from tooling.analysis.identity import Identity, identify, identify_all
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.similarity import Index
@@ -92,10 +93,15 @@ def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> li
         for other in view.data.get("not_repeat_of", ()):
             if other in known:
                 sets.keep_apart(incident, other)
+    placed = Placed(identities, {incident: view.data for incident, view in zip(ids, views)})
     for incident, view in zip(ids, views):
         key = identities[incident].key
-        if key is not None:
-            sets.union(incident, first.setdefault(key, incident))
+        if key is not None and (earlier := first.setdefault(key, incident)) != incident:
+            join, keep = placed.place(incident, key, earlier)
+            for other in keep:  # first: a set that holds one of them takes this one in no more
+                sets.keep_apart(incident, other)
+            for other in join:
+                sets.union(incident, other)
         if view.repeat_of in known:
             sets.union(incident, view.repeat_of, force=True)  # a person's link wins over everything
     joined = []  # (an incident, why a link beyond keys joined it to another): said of its final group
@@ -160,8 +166,10 @@ def likely_repeats_of(target: IncidentView, views: list[IncidentView], index: In
     key = identity(target).key
     said = stated_earlier(target, views, identity)
     stated = [(said[0], message(STATED, phrase=said[1].lower()))] if said else []
+    mine = coded(identity(target), target.data) if key is not None else {}
     same = [(v.id, why) for v in reversed(views) if v.id != target.id and key is not None
-            and (found := identity(v)).key == key and (why := found.same) is not None]
+            and (found := identity(v)).key == key and (why := found.same) is not None
+            and not (mine and apart(mine, coded(found, v.data)))]  # other codes: another failure of the mode
     by_text = [(s.similar, message(SIMILAR, score=f"{s.score:.2f}")) for s in index.similar(target, limit=limit)]
     seen: set[str] = set()
     return [(i, why) for i, why in stated + same + by_text

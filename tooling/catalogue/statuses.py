@@ -75,3 +75,47 @@ def checked(text: str) -> list[tuple[str, int, str]]:
             if name is not None:
                 found.append((success, value, name))
     return found
+
+
+# CUDA's own words for its runtime errors (cudaGetErrorString), as PyTorch writes them after "CUDA error: ":
+# the name they stand for, so that an error in words and the same error by name compare as one
+# (tooling.analysis.coded). Matched at the start of the words, lower-cased.
+CUDA_MESSAGES = {"out of memory": "cudaErrorMemoryAllocation",
+                 "an illegal memory access was encountered": "cudaErrorIllegalAddress",
+                 "unspecified launch failure": "cudaErrorLaunchFailure",
+                 "device-side assert triggered": "cudaErrorAssert", "unknown error": "cudaErrorUnknown",
+                 "system not yet initialized": "cudaErrorSystemNotReady",
+                 "uncorrectable ecc error encountered": "cudaErrorECCUncorrectable",
+                 "uncorrectable nvlink error detected during the execution": "cudaErrorNvlinkUncorrectable",
+                 "no cuda-capable device is detected": "cudaErrorNoDevice",
+                 "cuda driver version is insufficient for cuda runtime version": "cudaErrorInsufficientDriver",
+                 "misaligned address": "cudaErrorMisalignedAddress",
+                 "an illegal instruction was encountered": "cudaErrorIllegalInstruction",
+                 "the launch timed out and was terminated": "cudaErrorLaunchTimeout",
+                 "too many resources requested for launch": "cudaErrorLaunchOutOfResources",
+                 "invalid device function": "cudaErrorInvalidDeviceFunction",
+                 "invalid device ordinal": "cudaErrorInvalidDevice",
+                 "initialization error": "cudaErrorInitializationError",
+                 "no kernel image is available": "cudaErrorNoKernelImageForDevice"}
+_LIBRARY_PREFIX = re.compile(r"^(?:cudaError|CUDA_ERROR_)|_")
+
+
+def cuda_error_name(code: str) -> str | None:
+    """One spelling of a CUDA error read as a code, runtime's, driver API's or words alike:
+    ``cudaErrorIllegalAddress``, ``CUDA_ERROR_ILLEGAL_ADDRESS`` and "an illegal memory access was
+    encountered" are all ``illegaladdress``; a library's status keeps its library ("cublas:allocfailed").
+    None for words CUDA_MESSAGES does not know: they can be compared only with other words."""
+    name = cuda_named_in_words(code)
+    if name is None:
+        return None
+    library, _, status = name.partition("_STATUS_")
+    return f"{library.lower()}:{status.replace('_', '').lower()}" if status else _LIBRARY_PREFIX.sub("", name).lower()
+
+
+def cuda_named_in_words(code: str) -> str | None:
+    """A CUDA error's name as written (``CUDA_ERROR_CONTAINED``), or the name its words stand for
+    (CUDA_MESSAGES), or None."""
+    if not code[:1].islower() or code.startswith("cudaError"):  # a name, not words
+        return code
+    said = " ".join(code.lower().split())
+    return next((name for words, name in CUDA_MESSAGES.items() if said.startswith(words)), None)
