@@ -34,10 +34,12 @@ carries one: the lines are the evidence, a person's words a summary of them.
 """
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Any
 
 from tooling.analysis.identity import Identity
-from tooling.catalogue.codes import Codes, codes
+from tooling.catalogue.codes import CUDA_MARKS, NCCL_MARKS, XID_MARKS, identifying, library_errors
 from tooling.catalogue.evidence import description
 from tooling.catalogue.recognise import recognise, recogniser
 from tooling.catalogue.statuses import NCCL_RESULTS, cuda_error_name, cuda_named_in_words
@@ -46,6 +48,10 @@ Coded = dict[str, frozenset[str]]  # family -> the failures its codes name ("mod
 WORDS = "words:"  # a CUDA error in words no table knows: comparable only with other such words
 _RESULTS = frozenset(NCCL_RESULTS.values())
 FAMILIES = ("xid", "cuda", "nccl")
+# the words without which a text holds no code of a family (as codes() reads them): most lines and
+# titles hold none, and looking for the words costs far less than reading every code of the text
+_LIBRARY_MARKED = re.compile("|".join(map(re.escape, (*CUDA_MARKS, *NCCL_MARKS))))
+_XID_MARKED = re.compile("|".join(map(re.escape, XID_MARKS)))
 
 
 def coded(identity: Identity, data: dict[str, Any]) -> Coded:
@@ -54,10 +60,19 @@ def coded(identity: Identity, data: dict[str, Any]) -> Coded:
     if identity.key is None or identity.key[0] != "mode" or identity.mode is None:
         return {}
     own = f"mode:{identity.mode.id}"
-    found = _named([line.codes for line in identity.recognised])
+    lines = identity.recognised  # their Xids were read when they were recognised
+    found = _named([x for line in lines for x in line.identifying["xid"]],
+                   [_errors(line.text) for line in lines])
     if len(found) < len(FAMILIES):  # a family no line carries: the description's, if it quotes one
-        found = {**_named([codes(description(data))]), **found}
+        said = description(data)
+        xids = identifying(said, messages=False)["xid"] if _XID_MARKED.search(said.lower()) else ()
+        found = {**_named(list(xids), [_errors(said)]), **found}
     return {family: frozenset([own]) if own in names else names for family, names in found.items()}
+
+
+def _errors(text: str) -> dict[str, tuple[str, ...]]:
+    lower = text.lower()
+    return library_errors(text, lower) if _LIBRARY_MARKED.search(lower) else {}
 
 
 def apart(one: Coded, other: Coded) -> bool:
@@ -80,20 +95,21 @@ def _comparable(mine: frozenset[str], theirs: frozenset[str]) -> bool:
     return not (words(mine) and named(theirs) or named(mine) and words(theirs))
 
 
-def _named(carried: list[Codes]) -> Coded:
-    """Family -> the failures these codes (of lines, or of a description) name, for the families they hold."""
+def _named(xids: list[int], carried: list[dict[str, tuple[str, ...]]]) -> Coded:
+    """Family -> the failures these Xids, CUDA errors and NCCL names (:func:`library_errors`) name."""
     found: dict[str, set[str]] = {}
+    for xid in xids:
+        owner = recogniser().by_code.get(("xid", xid))
+        found.setdefault("xid", set()).add(f"mode:{owner.id}" if owner else f"xid:{xid}")
     for each in carried:
-        for xid in each.xid:
-            owner = recogniser().by_code.get(("xid", xid))
-            found.setdefault("xid", set()).add(f"mode:{owner.id}" if owner else f"xid:{xid}")
-        for error in (e for e in each.cuda if not e.endswith("SUCCESS")):  # a glog CHECK's other side
+        for error in (e for e in each.get("cuda", ()) if not e.endswith("SUCCESS")):  # a glog CHECK's other side
             found.setdefault("cuda", set()).add(_cuda(error))
-        for result in (r for r in each.nccl if r in _RESULTS):
+        for result in (r for r in each.get("nccl", ()) if r in _RESULTS):
             found.setdefault("nccl", set()).add(f"nccl:{result}")
     return {family: frozenset(names) for family, names in found.items()}
 
 
+@lru_cache(maxsize=4096)
 def _cuda(error: str) -> str:
     """The failure a CUDA error names: its mode (as written, or by the name its words stand for),
     else its name in any spelling, else its words."""
@@ -113,13 +129,16 @@ class Placed:
     def __init__(self, identities: dict[str, Identity], data: dict[str, dict[str, Any]]) -> None:
         self.identities, self.data = identities, data
         self.seen: dict[tuple[str, ...], list[tuple[str, Coded]]] = {}  # key -> (incident, its codes)
+        self.read: dict[str, Coded] = {}  # incident -> its codes, read once
 
     def codes(self, incident: str) -> Coded:
-        return coded(self.identities[incident], self.data[incident])
+        if incident not in self.read:
+            self.read[incident] = coded(self.identities[incident], self.data[incident])
+        return self.read[incident]
 
     def place(self, incident: str, key: tuple[str, ...], first: str) -> tuple[list[str], list[str]]:
         """(incidents to join, incidents to keep apart from) for ``incident``, whose key ``first`` had first."""
-        seen = self.seen.setdefault(key, [(first, self.codes(first))])
+        seen = self.seen.get(key) or self.seen.setdefault(key, [(first, self.codes(first))])
         mine = self.codes(incident)
         if not mine:
             return [first], []  # no code: judged by the key alone

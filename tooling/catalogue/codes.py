@@ -25,7 +25,10 @@ from tooling.catalogue.statuses import cuda_named
 # "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79."
 _XID = re.compile(r"\bxid\b(?:\s*\([^)]*\))?\s*[:=]?\s*([0-9]{1,4})\b"
                   r"|\bRC all channels for critical error\s+([0-9]{1,4})\b", re.IGNORECASE)
-_XID_MARKS = ("xid", "critical error")
+XID_MARKS = ("xid", "critical error")
+# the words without which a text holds no CUDA error or NCCL result: cheaper to test than to extract
+CUDA_MARKS = ("cuda", "cublas", "cudnn", "cufft", "cusparse", "cusolver")
+NCCL_MARKS = ("nccl", "unhandled", "internal error", "invalid", "remote process")
 # DeepSpeed's launcher: "... exits with return code = -9"; a person: "the job exited with error 137"
 _EXIT = re.compile(r"\bexit\s*(?:code|status)\s*[:=]?\s*(-?[0-9]{1,3})\b|\bexitcode\s*[:=]?\s*(-?[0-9]{1,3})\b"
                    r"|\bExitCode=([0-9]{1,3})\b"
@@ -182,7 +185,7 @@ def identifying(text: str, *, messages: bool = True) -> dict[str, tuple[int, ...
     recognising a line needs, at a fraction of the cost of :func:`codes`. Without ``messages``,
     only codes written as codes (``[Errno 28]``, ``ENOSPC``), not an errno's message."""
     lower = text.lower()
-    return {"xid": _when(_XID_MARKS, lower, lambda: [int(m.group(1) or m.group(2)) for m in _XID.finditer(text)]),
+    return {"xid": _when(XID_MARKS, lower, lambda: [int(m.group(1) or m.group(2)) for m in _XID.finditer(text)]),
             "errno": _unique(errnos(text, lower, messages=messages)),
             "exit": _when(("exit",), lower, lambda: _exits(text))}
 
@@ -194,18 +197,24 @@ def shown_identifying(found: dict[str, tuple[int, ...]]) -> list[str]:
             + [f"exit {n}" for n in found["exit"]])
 
 
+def library_errors(text: str, lower: str) -> dict[str, tuple[str, ...]]:
+    """Only the CUDA errors and NCCL names of :func:`codes` (``lower``: the text lower-cased), for
+    readers that need no other code of the text."""
+    return {"cuda": _when(CUDA_MARKS, lower, lambda: [
+                m.group(1) or _cuda_text(m.group(2)) for m in _CUDA.finditer(text)]
+                + [name for _, name in cuda_named(text)]
+                + ["cudaErrorNoKernelImageForDevice" for _ in _NO_ARCH.finditer(text)]),
+            "nccl": _when(NCCL_MARKS, lower, lambda: (
+                [m.group(1) for m in _NCCL.finditer(text)]
+                + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)]))}
+
+
 def codes(text: str) -> Codes:
     lower = text.lower()
     values: dict[str, tuple] = {  # type: ignore[type-arg]
         **identifying(text),
         "signal": _when(("sig",), lower, lambda: _signals(text)),
-        "cuda": _when(("cuda", "cublas", "cudnn", "cufft", "cusparse", "cusolver"), lower, lambda: [
-            m.group(1) or _cuda_text(m.group(2)) for m in _CUDA.finditer(text)]
-            + [name for _, name in cuda_named(text)]
-            + ["cudaErrorNoKernelImageForDevice" for _ in _NO_ARCH.finditer(text)]),
-        "nccl": _when(("nccl", "unhandled", "internal error", "invalid", "remote process"), lower, lambda: (
-            [m.group(1) for m in _NCCL.finditer(text)]
-            + [_NCCL_TEXT[m.group(0).lower()] for m in _NCCL_WORDS.finditer(text)])),
+        **library_errors(text, lower),
         "ib": _when(("completion", "retry", "ibv_wc"), lower, lambda: [int(m.group(1)) for m in _IB.finditer(text)]
                     + [n for n, named in _IB_NAMED if named.search(text)]),
         "exception": _when(("error", "exception", "interrupt"), lower, lambda: _exceptions(text)),
