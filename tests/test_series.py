@@ -215,7 +215,7 @@ def test_new_incident_from_log_files_the_finding_with_its_numbers(repo: Path) ->
     assert result.returncode == 0, result.stderr
     record = yaml.safe_load((repo / "incidents" / "INC-0003.yaml").read_text())
     assert record["failure_mode"] == "training.loss-spike-recovered"
-    assert "What the numbers show: loss rose from its median 2.499 (robust deviation 0.01883" in record["notes"]
+    assert "What else shows it: loss rose from its median 2.499 (robust deviation 0.01883" in record["notes"]
     assert "; recovered: back to 2.475 at line 216 (step 2150), 150 steps after it started at line 201" in record["notes"]
 
 

@@ -69,7 +69,7 @@ class Hit:
     seq: int = 0  # its number in the log as one (a rotated log's files together): distances are counted in it
     key: str = ""  # of a failure no mode names: its episode's template (tooling.logs.unknown)
     cut: bool = False  # the log ends inside its traceback
-    evidence: tuple[str, ...] = ()  # the numbers that show a failure no line says (tooling.logs.series)
+    evidence: tuple[str, ...] = ()  # what shows a failure no line says: numbers (tooling.logs.series), frames
 
 
 @dataclass

@@ -20,7 +20,7 @@ from tooling.catalogue.engine import Matcher
 from tooling.catalogue.evidence import named_modes
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition, recogniser
-from tooling.logs import blocks, unknown
+from tooling.logs import blocks, frames, unknown
 from tooling.logs.context import Context
 from tooling.logs.numbers import FLAGS
 from tooling.logs.unknown import UNCLASSIFIED
@@ -45,11 +45,11 @@ class Flagged:
 
 @lru_cache(maxsize=1)
 def matcher() -> Matcher:
-    """Every recogniser of the catalogue, the code carriers and the start of a traceback, in one
-    automaton."""
+    """Every recogniser of the catalogue, the code carriers, the start of a traceback and a native
+    stack frame (tooling.logs.frames), in one automaton."""
     patterns = [p for mode in catalogue().modes for p in mode.recognisers]
     return Matcher([*patterns, *CARRIERS, CUDA_NUMBERED, SIGNAL_NAMED, NCCL_RETURNED, blocks.TRACEBACK_PATTERN, *FLAGS,
-                    unknown.STOPS])
+                    unknown.STOPS, *frames.PATTERNS])
 
 
 @lru_cache(maxsize=4096)

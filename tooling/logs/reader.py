@@ -3,9 +3,10 @@
 :class:`LineReader` is the middle layer of the scan's :class:`~tooling.logs.scan.Scanner`: given
 a line the automaton flagged (:mod:`tooling.logs.flagged`) it tells what it is: a traceback's
 header (read to its exception line, with the error lines its process printed above it, or cut by
-the end of the log), an NCCL INFO line that quotes the error NCCL returned, a stop told from
-outside, a line only ``other.unclassified``'s shapes name (a failure if the run died or ended
-there: :mod:`tooling.logs.unknown`), or a line a mode names. What each becomes is
+the end of the log), a block of native stack frames (:mod:`tooling.logs.frames`), an NCCL INFO
+line that quotes the error NCCL returned, a stop told from outside, a line only
+``other.unclassified``'s shapes name (a failure if the run died or ended there:
+:mod:`tooling.logs.unknown`), or a line a mode names. What each becomes is
 :class:`~tooling.logs.recorder.Recorder`'s; which lines are flagged, chunk by chunk, is
 :mod:`tooling.logs.scan`'s.
 """
@@ -16,7 +17,7 @@ from datetime import datetime
 from tooling.catalogue.statuses import nccl_returned
 from tooling.catalogue.modes import catalogue
 from tooling.catalogue.recognise import Recognition
-from tooling.logs import blocks, transient, unknown
+from tooling.logs import blocks, frames, transient, unknown
 from tooling.logs.chunks import Chunks
 from tooling.logs.context import context
 from tooling.logs.draft_book import DraftBook
@@ -55,6 +56,10 @@ class LineReader(Recorder):
         when, time_from = self.timeline.of(where.when, start, line)
         if unknown.is_stop(text):
             self.stopped = line
+        if frames.is_frame(text):
+            read = self._frames(Flagged(text, where, start, line), limit, (when, time_from), skip)
+            if read is not None:
+                return read
         if blocks.is_traceback(text):
             above = self._preamble(start, line, blocks.line_prefix(text))
             found = blocks.exception_line(buffer, start, limit)
@@ -126,6 +131,35 @@ class LineReader(Recorder):
             self._told(told, recognition, when)
         return recognition.mode is not None and self._hit(Flagged(text, where, start, line), recognition, when,
                                                           limit, skip)
+
+    def _frames(self, at: Flagged, limit: int, when: Moment, skip: set[int]) -> bool | None:
+        """A block of native stack frames that opens at ``at`` (tooling.logs.frames): drafted where
+        no line near it names its failure and the run did not go on after it (False); True: it runs
+        past the buffer and waits for the next chunk; None: no failure of its own, the line is read
+        as any other (a recogniser may name it)."""
+        buffer, deferrable = self.chunks.buffer, self.deferrable or self._polled
+        found = frames.block(buffer, at.start, limit)
+        if not found.complete and deferrable:
+            return True
+        if len(found.starts) < frames.MIN_FRAMES or at.line - self.stopped <= TAIL:
+            return None  # a stray frame; the unwinding of a stop it was told
+        if any(frames.is_warning(text) or recognise_line(clean(text)).mode is not None
+               for text in frames.above(buffer, at.start, self.chunks.earlier)):
+            return None  # the stack of the message above it, drafted (or not) by itself
+        if any((named := recognise_line(clean(text)).mode) is not None and named.id != UNCLASSIFIED
+               for text in frames.below(buffer, found.starts[-1], limit, TAIL)):
+            return None  # what a line below names is its failure ("Segmentation fault (core dumped)")
+        fate = unknown.fate(buffer, found.starts[-1], limit, ended=self.chunks.ended, deferrable=deferrable)
+        if fate not in (Fate.ENDED, Fate.KILLED):
+            return True if fate is Fate.WAIT else None
+        skip.update(found.starts)
+        recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a block of native stack frames", at.text)
+        for index, raw in enumerate(found.texts):
+            text = clean(raw)
+            where = context(text, self.now)
+            self._add(at.line + index, text, text[where.message:], recognition, when, *placed(where),
+                      evidence=(frames.evidence(found),) if index == len(found.texts) - 1 else ())
+        return False
 
     def _fate(self, at: Flagged, limit: int) -> Fate:
         """What became of the run after a line that only ``other.unclassified``'s shapes name: a

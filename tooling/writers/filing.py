@@ -82,7 +82,7 @@ def summary(number: int, draft: Draft) -> list[str]:
            f"   detected {detected_time(draft) or 'at an unknown time'}" +
            (f" ({'; '.join(draft.notes())})" if draft.notes() else ""),
            f"   {lines_text(draft)}"]
-    out += [f"   evidence: {text}" for text in draft.evidence]  # the numbers of a failure no line names
+    out += [f"   evidence: {text}" for text in draft.evidence]  # of a failure no line names: numbers, frames
     return out + [f"   | {line}" for line in draft.signatures]
 
 
@@ -93,7 +93,7 @@ def incident_values(draft: Draft, *, by: str = "tooling scan") -> dict[str, Any]
     if draft.all_codes:
         notes.append(f"Codes: {', '.join(draft.all_codes)}.")
     if draft.evidence:
-        notes.append(f"What the numbers show: {'; '.join(draft.evidence)}.")
+        notes.append(f"What else shows it: {'; '.join(draft.evidence)}.")
     notes.append(f"Times: {'; '.join(draft.notes())}.")
     if detected_time(draft) is None:
         notes.append("So detected_at is when this was filed.")
