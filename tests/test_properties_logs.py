@@ -15,10 +15,11 @@ many occurrences, and each failure is filed as one incident, whatever the polls.
 
 What the log does not do: rotate twice between two polls (a file written and rotated away
 unseen cannot be read), rotate inside a traceback (a block cut by a rotation is read as two
-files' ends), end within TAIL lines of a line no mode names, or rotate so (such a line is a failure
-only once the log ended, which a followed log never does: tooling.logs.unknown; a rotated copy's last
-line is its file's end), or pause before its end (a pause of SETTLE seconds is where a watch takes a
-half-read block, or a line waiting for a cause below it, as written out: tooling.watch.tail).
+files' ends), end within TAIL lines of a line no mode names or inside a traceback, or rotate so (such a
+line, and a traceback cut by the end, is a failure only once the log ended, which a followed log never
+does: tooling.logs.unknown; a rotated copy's last line is its file's end), or pause before its end (a
+pause of SETTLE seconds is where a watch takes a half-read block, or a line waiting for a cause below
+it, as written out: tooling.watch.tail).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CORPUS
+from tooling.logs import blocks
 from tooling.logs.context import line_prefix
 from tooling.logs.drafts import Draft, Key
 from tooling.logs.scan import scan_logs
@@ -144,8 +147,18 @@ def _went_on(steps: list[Step]) -> None:
     not only the last line, any within TAIL lines of the end, which ends the log as much for a scan;
     and after a last line stamped at glog's error severity (the "glog" stamp), which ends it on an error."""
     last = "".join(step.text for step in steps).rstrip("\n").split("\n")[-TAIL:]
-    if any(line.endswith(UNNAMED) for line in last) or ends_on_error(last[-1]):
+    if any(line.endswith(UNNAMED) for line in last) or ends_on_error(last[-1]) or _inside_a_traceback(last):
         steps.append(Step("write", "step 0 | loss 2.31 (went on)\n"))
+
+
+def _inside_a_traceback(last: list[str]) -> bool:
+    """Whether the log's last lines end inside a traceback (a header with no exception line below:
+    a bare header, a proven line of its own, drawn last): a failure that ended the log for a scan,
+    and a line no mode names (tooling.logs.unknown), which a followed log never shows."""
+    buffer = ("\n".join(last) + "\n").encode()
+    starts = accumulate((len(line.encode()) + 1 for line in last[:-1]), initial=0)
+    return any(blocks.is_traceback(line) and blocks.exception_line(buffer, start, len(buffer)) is blocks.INCOMPLETE
+               for start, line in zip(starts, last))
 
 
 def _busy(path: Path) -> None:
@@ -249,6 +262,8 @@ def test_watch_files_what_scan_drafts_whatever_the_polls(steps: list[Step]) -> N
 # What the property found, each kept as it was found (or as small), with what was wrong.
 DOWN = "2026-11-29T06:00:00Z \tstate:\t\t 1: DOWN\n"  # a link down (network.link-flap)
 PREAMBLE_LINE = "        Correctable Error                 : 0\n"  # (normal.txt's: an error line no mode names)
+HEADER = "Traceback (most recent call last):\n"
+WENT_ON = "step 0 | loss 2.31 (went on)\n"  # (what _went_on writes)
 
 
 def _poll(budget: int = 1 << 20) -> Step:
@@ -360,6 +375,10 @@ FOUND = {
         _w(DOWN), _w(""), _poll(1), _w(DOWN), Step("rename"), _poll(1), _w(""), _poll(1),
         _w("2026-11-29 15:00:00,000+09:00 \tstate:\t\t 1: DOWN\n"), _poll(14011), _w(""), _poll(1), _w(DOWN),
         Step("copytruncate"), _poll(1), _w(""), _poll(1), _w("2026-11-29 06:00:00,123 \tstate:\t\t 1: DOWN\n")],
+    # a bare traceback header (software.bug's proven line) drawn last, after a poll: the log ended
+    # inside a traceback, which a followed log never shows (see _inside_a_traceback): the watch filed
+    # nothing, the scan drafted the cut with its header counted twice. Written as the draw is now
+    "a bare traceback header after a poll": [_poll(), _w(HEADER), _w(WENT_ON)],
     "a preamble read by the poll before": [
         _w(PREAMBLE_LINE), _poll(), _w(traceback("", "AssertionError: Parameter hashes not matching across DP replicas"))],
 }
@@ -368,6 +387,44 @@ FOUND = {
 @pytest.mark.parametrize("steps", FOUND.values(), ids=FOUND.keys())
 def test_what_the_property_found(steps: list[Step]) -> None:
     check(steps)
+
+
+def _cut(drafts: list[Draft]) -> list[tuple[str, int, int, bool]]:
+    return [(d.mode.id, d.occurrences, d.count, d.cut) for d in drafts]
+
+
+def _watched_to_a_header(folder: Path, budget: int, *, rotated: bool) -> list[Draft]:
+    """What a watch files of a log whose writer wrote a bare traceback header, then nothing (the
+    log copied and emptied after it: ``rotated``), read in polls of ``budget`` bytes."""
+    log, filed = folder / "train.log", []
+    _append(log, BANNER + progress_lines(0, 3), [])
+    followed = FollowedLog(log, saved=[], lines=0)
+    try:
+        followed.poll(now=NOW, budget=budget)
+        filed += taken(followed, settled=False)
+        _append(log, HEADER, [])
+        if rotated:
+            _rotate(log, Step("copytruncate"), 1, [])
+        _settle(folder)
+        while followed.poll(now=NOW, budget=budget):
+            filed += taken(followed, settled=False)
+        return filed + taken(followed, settled=True)
+    finally:
+        followed.close()
+
+
+@pytest.mark.parametrize("budget", [7, 1 << 20])
+def test_a_bare_traceback_header_that_ends_the_log_is_one_cut_failure(tmp_path: Path, budget: int) -> None:
+    """The log the property found, where it did end: the scan drafts the traceback it cut as one
+    line (the header is its last line too), and so does a watch that reads a file done growing
+    (the copy copytruncate made: tooling.watch.logs); where the writer only paused, it may write
+    on: nothing yet."""
+    (tmp_path / "whole.log").write_text(BANNER + progress_lines(0, 3) + HEADER, "utf-8")
+    assert _cut(scan_logs([tmp_path / "whole.log"], now=NOW).drafts) == [("other.unclassified", 1, 1, True)]
+    for rotated, filed in ((True, [("other.unclassified", 1, 1, True)]), (False, [])):
+        folder = tmp_path / f"logs-{rotated}"
+        folder.mkdir()
+        assert _cut(_watched_to_a_header(folder, budget, rotated=rotated)) == filed
 
 
 def test_a_chunk_that_ends_above_a_traceback_keeps_its_preamble(tmp_path: Path) -> None:

@@ -174,7 +174,8 @@ class LineReader(Recorder):
             deferrable=self.deferrable or self._polled)
 
     def _cut(self, header: Flagged, limit: int, when: Moment, above: list[Flagged]) -> bool:
-        """A log that ends inside a traceback: its header and its last line are the failure."""
+        """A log that ends inside a traceback: its header and its last line are the failure (a
+        bare header that ends the log is both, and one line: it is added once)."""
         last, below = unknown.last_line(self.chunks.buffer, header.start, limit)
         text = clean(blocks.decode(self.chunks.buffer, last, limit)[0])
         where = context(text, self.now)
@@ -182,6 +183,7 @@ class LineReader(Recorder):
         key = self.episodes.key_of(header.line + below, text[where.message:])  # its last line tells it apart
         for told in above:
             self._told(told, recognition, when, cut=True, key=key)
-        for line, shown, at in ((header.line, header.text, header.where), (header.line + below, text, where)):
+        lines = [(header.line, header.text, header.where)] + ([(header.line + below, text, where)] if below else [])
+        for line, shown, at in lines:
             self._add(line, shown, shown[at.message:], recognition, when, *placed(at), cut=True, key=key)
         return False
