@@ -3,9 +3,9 @@ error == cudaSuccess (2 vs. 0)  out of memory``. The call returned the other val
 library's numbering (tooling.catalogue.statuses): the failure is that error's mode, whichever side
 of ``==`` the success code is written on. A CHECK of a number no table knows, or of values that are
 no library's, stays a failure no mode names. Each line is a public thread's, verbatim: those whose
-words also name the error are in tests/corpus/loglines; the ones told by the number alone are here,
-since the site's lookup (docs/assets/javascripts/lookup.js) reads a line's words and codes, not a
-CHECK's numbers.
+words also name the error are in tests/corpus/loglines; the ones told by the number alone are here
+(CHECKS), where tests/test_lookup_data.py and the browser's tests/site/test_lookup_browser.py hold the
+site's lookup (docs/assets/javascripts/lookup.js) to the same modes.
 
 Left as it was: the line's codes, read from its words, so a CHECK that names its library's success
 code is still keyed by it where its mode tells failures apart by code (cuDNN's, NCCL's). Keying it
@@ -26,7 +26,8 @@ NUMBER_ONLY_NCCL = ("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed
                     "== ncclSuccess (1 vs. 0)")
 
 
-@pytest.mark.parametrize(("line", "mode"), [
+# each CHECK with the mode it is (tests/test_lookup_data.py holds the site's lookup to them too)
+CHECKS = [
     # the number alone names the error: https://github.com/NVIDIA/DIGITS/issues/598 (its title), Paddle's,
     # https://github.com/houqb/DSS/issues/25 (cudaGetErrorString's words after it, which name no mode)
     ("Check failed: error == cudaSuccess (77 vs. 0)", "cuda.illegal-memory-access"),
@@ -40,7 +41,10 @@ NUMBER_ONLY_NCCL = ("F1125 15:44:39.266677 200102 nccl_helper.h:62] Check failed
      "CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.", "cuda.library-error"),
     ("F0118 23:24:48.788218 37264 parallel.cpp:135] Check failed: result == ncclSuccess (2 vs. 0)  unhandled "
      "system error.", "nccl.init-failure"),
-])
+]
+
+
+@pytest.mark.parametrize(("line", "mode"), CHECKS)
 def test_a_check_against_a_success_code_is_the_error_the_call_returned(line: str, mode: str) -> None:
     found = recognise(line)
     assert (found.mode.id if found.mode else None) == mode, found.via
@@ -53,7 +57,7 @@ def test_the_success_code_may_be_written_on_either_side() -> None:
         [("CUDA_SUCCESS", 4, "CUDA_ERROR_DEINITIALIZED")]
 
 
-@pytest.mark.parametrize("line", [
+NAMING_NO_ERROR = [
     # CUDA's numbers before 10.1 that it has renumbered since: no table reads them
     "F0806 20:08:39.098415 28262 syncedmem.cpp:19] Check failed: error == cudaSuccess (29 vs. 0)  driver shutting down",
     "F0908 15:51:55.788111 17689 cudnn_conv_layer.cpp:52] Check failed: error == cudaSuccess (30 vs. 0) unknown error",
@@ -62,7 +66,10 @@ def test_the_success_code_may_be_written_on_either_side() -> None:
     "dimensions from a tensor of 1 dimensions",
     # a library's success code in a CHECK that compares no values
     "Check failed: [error == cudaSuccess]  unknown error",
-])
+]
+
+
+@pytest.mark.parametrize("line", NAMING_NO_ERROR)
 def test_a_check_whose_value_names_no_error_is_a_failure_no_mode_names(line: str) -> None:
     found = recognise(line)
     assert (found.mode.id if found.mode else None, checked(line)) == ("other.unclassified", [])

@@ -3,7 +3,9 @@
 docs/assets/javascripts/lookup.js names a failure mode from what an engineer types, reading the
 JSON tooling/site/lookup.py embeds in the page. :func:`lookup` below takes the script's steps, in
 Python, over the same JSON: every proven log line of the catalogue (tests/corpus/loglines) gets its
-own mode first, every public paraphrase its mode as the first suggestion, healthy output none.
+own mode first, every public paraphrase its mode as the first suggestion, healthy output none; a
+line told by a code written by its number (a CUDA error, a glog CHECK's value, a signal, NCCL's
+return trace) the mode the Recogniser (for the trace, the scan) names, and what named it.
 tests/site/test_lookup_browser.py runs the script itself in Chromium over the same lines.
 """
 from __future__ import annotations
@@ -13,19 +15,29 @@ import re
 import unicodedata
 from datetime import datetime, timezone
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from support import PROJECT
+from test_check_against_success import CHECKS, NAMING_NO_ERROR
 from test_failure_modes import EVIDENCE, NORMAL, PARAPHRASES
+from test_scan import NCCL_TRACE
+from test_scan_attempts import CUDA_BY_NUMBER
+from test_signal_named import SIGNALS
 from tooling.analysis import Analysis, load_analysis
 from tooling.analysis.ladder_links import incident_step, mode_step, shorten
 from tooling.catalogue.modes import catalogue
+from tooling.catalogue.recognise import recognise
+from tooling.logs.scan import scan_logs
 from tooling.records.model import Record
 from tooling.site.lookup import js_pattern, lookup_data, lookup_json, pattern_words
 
 FLAGS = re.IGNORECASE | re.MULTILINE  # lookup.js's "im"
+# lines told by a code written by its number (a CUDA error, a glog CHECK's value, a signal), from the
+# tests that hold the Recogniser to them; some name no error, or no mode
+TOLD_BY_NUMBER = [line for line, _ in [*CHECKS, *CUDA_BY_NUMBER, *SIGNALS]] + NAMING_NO_ERROR
 
 
 @lru_cache(maxsize=1)
@@ -49,17 +61,61 @@ def _numbers(pattern: str, text: str) -> list[int]:
 
 
 def recognised(text: str) -> str | None:
-    """lookup.js's recognised(): codes a mode owns, then recognisers; specific before generic."""
+    """lookup.js's recognised(), its mode."""
+    found = recognised_via(text)
+    return found[0] if found else None
+
+
+def recognised_via(text: str) -> tuple[str, str] | None:
+    """lookup.js's recognised(): codes a mode owns, recognisers, then codes written by number read as
+    their names; specific before generic. (mode id, what decided it: "" for a recogniser)."""
     d = data()
     errnos = _numbers(d["errno"], text) + [d["errnoNames"][n] for n in re.findall(r"\bE[A-Z]{2,12}\b", text)
                                              if n in d["errnoNames"]]
     errnos += [n for message, n in d["errnoMessages"].items() if message in text.lower()]
     exits = [128 - v if v < 0 else v for v in _numbers(d["exit"], text)]
     found = {"xid": _numbers(d["xid"], text), "errno": errnos, "exit": exits}
-    fits = [d["owned"][kind].get(str(code)) for kind in ("xid", "errno", "exit") for code in found[kind]]
-    fits += [m["id"] for m in d["modes"] if _any(m["lines"], text)]
+    fits: dict[str, str] = {}
+    for kind, label in (("xid", "Xid"), ("errno", "errno"), ("exit", "exit")):
+        for code in found[kind]:
+            if str(code) in d["owned"][kind]:
+                fits.setdefault(d["owned"][kind][str(code)], f"{label} {code}")
+    fits.update({m["id"]: "" for m in d["modes"] if m["id"] not in fits and _any(m["lines"], text)})
+    for via, name in numbered(text):
+        fits.update({m["id"]: via for m in d["modes"] if m["id"] not in fits and _any(m["lines"], name)})
     modes = [m for m in d["modes"] if m["id"] in fits]
-    return min(modes, key=lambda m: (m["generic"], m["rank"]))["id"] if modes else None
+    first = min(modes, key=lambda m: (m["generic"], m["rank"]), default=None)
+    return (first["id"], fits[first["id"]]) if first else None
+
+
+def _matches(expression: dict[str, Any], text: str) -> list[re.Match[str]]:
+    flags = re.IGNORECASE if "i" in expression["flags"] else 0
+    return list(re.finditer(expression["source"], text, flags))
+
+
+def numbered(text: str) -> list[tuple[str, str]]:
+    """lookup.js's numbered(): (what to show, the name) of each code the line writes by number."""
+    tables, named = data()["numbered"], []
+    for match in _matches(tables["cuda"]["expression"], text):
+        number = int(match.group(1) or match.group(2))
+        if str(number) in tables["cuda"]["names"]:
+            named.append((f"CUDA error {number} ({tables['cuda']['names'][str(number)]})", tables["cuda"]["names"][str(number)]))
+    for match in _matches(tables["checked"]["expression"], text):
+        for success, value in ((match.group(2).strip(), int(match.group(3))), (match.group(1).strip(), int(match.group(4)))):
+            name = tables["checked"]["names"].get(success, {}).get(str(value))
+            if name:
+                named.append((f"{success} check: {value} is {name}", name))
+    groups = tables["signal"]["expression"]["groups"]
+    for match in _matches(tables["signal"]["expression"], text):
+        number = int(match.group(groups["number"]) or match.group(groups["last"]))
+        description = (match.group(groups["after"]) or match.group(groups["before"]) or "").strip().lower()
+        signal = tables["signal"]["names"].get(str(number))
+        if signal and description.startswith(signal[1]):
+            named.append((f"signal {number} ({signal[0]})", signal[0]))
+    for match in _matches(tables["returned"]["expression"], text):
+        named.append((f"NCCL returned {match.group(1)} ({tables['returned']['names'][match.group(1)]})",
+                      tables["returned"]["names"][match.group(1)]))
+    return named
 
 
 def suggested(text: str) -> list[str]:
@@ -91,6 +147,29 @@ def test_the_browser_matcher_suggests_each_paraphrase_as_its_mode(mode_id: str, 
 
 def test_the_browser_matcher_recognises_no_healthy_line() -> None:
     assert [line for line in NORMAL if recognised(line) is not None] == []
+
+
+@pytest.mark.parametrize("line", TOLD_BY_NUMBER)
+def test_the_browser_matcher_reads_codes_written_by_number_as_the_recogniser_does(line: str) -> None:
+    found = recognise(line)
+    patterns = {repr(p) for m in catalogue().modes for p in m.recognisers}
+    via = "" if found.via in patterns else found.via  # the script says "recognised from the line"
+    assert (recognised_via(line), line) == (((found.mode.id, via) if found.mode else None), line)
+
+
+def test_the_browser_matcher_names_the_error_nccls_return_trace_passes_up_as_the_scan_does(tmp_path: Path) -> None:
+    log = tmp_path / "trace.log"
+    log.write_text(NCCL_TRACE, encoding="utf-8")
+    [draft] = scan_logs([log], now=datetime(2026, 11, 29, 12, tzinfo=timezone.utc)).drafts
+    *inside, edge = NCCL_TRACE.splitlines()  # the trace within NCCL names nothing: the scan reads its edge
+    assert [recognised_via(line) for line in inside] == [None] * len(inside)
+    assert recognised_via(edge) == (draft.mode.id, "NCCL returned 3 (ncclInternalError)")
+    assert recognised_via(edge.replace("-> 3", "-> 1")) == ("nccl.cuda-error", "NCCL returned 1 (ncclUnhandledCudaError)")
+
+
+def test_the_expressions_for_numbered_codes_run_in_javascript_as_written() -> None:
+    for reads in lookup_data()["numbered"].values():
+        assert js_pattern(reads["expression"]["source"]) == reads["expression"]["source"]
 
 
 @pytest.mark.parametrize(("typed", "mode_id"), [

@@ -197,7 +197,9 @@ def test_a_notice_the_catalogue_reads_is_read_once(tmp_path: Path) -> None:
     assert (draft.mode.id, draft.count, draft.logs[str(path)].first) == ("other.unclassified", 1, 4)
 
 
-@pytest.mark.parametrize(("line", "mode"), [
+# CUDA runtime errors by number, with the mode each is (tests/test_lookup_data.py holds the site's
+# lookup to them too)
+CUDA_BY_NUMBER = [
     (THC, "cuda.oom"),
     ("RuntimeError: cuda runtime error (77) at /pytorch/aten/src/THC/THCCachingAllocator.cpp:510",
      "cuda.illegal-memory-access"),  # CUDA 10.0's number for an illegal address
@@ -205,7 +207,10 @@ def test_a_notice_the_catalogue_reads_is_read_once(tmp_path: Path) -> None:
     ("CUDA error code: 710 in sampler.cu", "cuda.device-assert"),
     ("CUDA error: 2 more retries left", None),  # a count, not a code
     ("CUDA error code 4 in foo.cu", None),  # a launch failure before CUDA 10.1, another error after it
-])
+]
+
+
+@pytest.mark.parametrize(("line", "mode"), CUDA_BY_NUMBER)
 def test_a_cuda_error_written_by_its_number_is_read_as_by_its_name(line: str, mode: str | None) -> None:
     from tooling.catalogue.recognise import recognise
     found = recognise(line).mode

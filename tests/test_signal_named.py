@@ -12,6 +12,13 @@ from tooling.catalogue.signals import signal_named
 from tooling.logs.scan import scan_logs
 
 
+# signals by number and description, with the mode each line is (None: none; tests/test_lookup_data.py
+# holds the site's lookup to them too)
+SIGNALS = [("[node-0:391803] Signal: Aborted (6)", "process.abort"),
+           ("[host:12] Caught signal 7 (Bus error: nonexistent physical address)", "host.shared-memory"),
+           ("Signal: Terminated (6)", None)]  # 6 is not 'Terminated'
+
+
 def mode(text: str) -> str | None:
     found = recognise(text)
     return found.mode.id if found.mode else None
@@ -20,16 +27,14 @@ def mode(text: str) -> str | None:
 def test_a_signal_by_number_and_description_is_the_signal_by_name() -> None:
     assert signal_named("[node-0:391803] Signal: Aborted (6)") == [(6, "SIGABRT")]
     assert signal_named("[gpu3:77] Caught signal 11 (Segmentation fault: address not mapped)") == [(11, "SIGSEGV")]
-    assert mode("[node-0:391803] Signal: Aborted (6)") == "process.abort"
     assert recognise("[node-0:391803] Signal: Aborted (6)").via == "signal 6 (SIGABRT)"
-    assert mode("[host:12] Caught signal 7 (Bus error: nonexistent physical address)") == "host.shared-memory"
+    assert [mode(line) for line, _ in SIGNALS] == [expected for _, expected in SIGNALS]
 
 
 def test_a_number_in_brackets_that_is_not_the_signal_described_is_not_read() -> None:
     assert signal_named("Signal: Terminated (6)") == []  # 6 is not 'Terminated'
     assert signal_named("processed signal: records (12)") == []
     assert signal_named("the signal-to-noise ratio (6) improved") == []
-    assert mode("Signal: Terminated (6)") is None
 
 
 def test_open_mpis_signal_handler_block_drafts_the_abort(tmp_path: Path) -> None:

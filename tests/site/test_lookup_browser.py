@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Page, expect
 from site_support import NOW
 from test_accessibility import SCREENS
 from test_failure_modes import EVIDENCE
+from test_lookup_data import NCCL_TRACE, TOLD_BY_NUMBER, recognised_via
 from tooling.analysis import Analysis, load_analysis
 from tooling.site.filters import dt
 from tooling.site.i18n import ENGLISH, edition
@@ -103,6 +104,17 @@ def test_the_script_finds_every_proven_log_line_as_its_mode(page: Page, site_url
     page.goto(site_url + "/")
     found = page.evaluate("lines => lines.map(line => playbookLookup(line)[0] || null)", [line for _, line in EVIDENCE])
     assert [(mode, line) for (mode, line), got in zip(EVIDENCE, found) if got != mode] == []
+
+
+def test_the_script_reads_proven_lines_told_by_number_as_the_scan_does(page: Page, site_url: str) -> None:
+    """Codes written by number (a CUDA error, a glog CHECK's value, a signal, NCCL's return trace):
+    the script names what tests/test_lookup_data.py's steps name, held there to the Recogniser and the scan."""
+    lines = [*TOLD_BY_NUMBER, *NCCL_TRACE.splitlines()]
+    page.goto(site_url + "/")
+    found = page.evaluate("lines => lines.map(line => playbookRecognised(line))", lines)
+    expected = [list(named) if (named := recognised_via(line)) else None for line in lines]
+    assert [(line, got) for line, got, want in zip(lines, found, expected) if got != want] == []
+    assert any(named and named[1] for named in expected)  # some named by a code, not only by words
 
 
 @pytest.mark.parametrize("lang", EDITIONS)

@@ -13,8 +13,26 @@ import signal
 
 # for the scan's automaton (Hyperscan's subset): a number and a description, in either order
 SIGNAL_NAMED = r"signal:? *([0-9]{1,2} *\([a-z]|[a-z][a-z ]{2,40}\([0-9]{1,2}\))"
-_NAMED = re.compile(r"\bsignal:?\s*(?:(?P<number>[0-9]{1,2})\s*\((?P<after>[A-Za-z][A-Za-z ]{2,40})"
-                    r"|(?P<before>[A-Za-z][A-Za-z ]{2,40}?)\s*\((?P<last>[0-9]{1,2})\))", re.IGNORECASE)
+# the same in full (also handed to the home page's lookup, tooling.site.lookup)
+NAMED = re.compile(r"\bsignal:?\s*(?:(?P<number>[0-9]{1,2})\s*\((?P<after>[A-Za-z][A-Za-z ]{2,40})"
+                   r"|(?P<before>[A-Za-z][A-Za-z ]{2,40}?)\s*\((?P<last>[0-9]{1,2})\))", re.IGNORECASE)
+
+
+def _described() -> dict[int, tuple[str, str]]:
+    """Number -> (name, the C library's description in lower case) of each signal a line may number."""
+    found = {}
+    for number in range(1, 100):  # SIGNAL_NAMED's one or two digits
+        try:
+            name, known = signal.Signals(number).name, (signal.strsignal(number) or "").lower()
+        except ValueError:
+            continue  # no such signal
+        if known:
+            found[number] = (name, known)
+    return found
+
+
+# read once: the home page's lookup is handed the same table (tooling.site.lookup)
+DESCRIBED = _described()
 
 
 def signal_named(text: str) -> list[tuple[int, str]]:
@@ -22,13 +40,10 @@ def signal_named(text: str) -> list[tuple[int, str]]:
     if "signal" not in text.lower():
         return []
     found = []
-    for match in _NAMED.finditer(text):
+    for match in NAMED.finditer(text):
         number = int(match.group("number") or match.group("last"))
         description = (match.group("after") or match.group("before") or "").strip().lower()
-        try:
-            name, known = signal.Signals(number).name, (signal.strsignal(number) or "").lower()
-        except ValueError:
-            continue  # no such signal
+        name, known = DESCRIBED.get(number, ("", ""))
         if known and description.startswith(known):
             found.append((number, name))
     return found

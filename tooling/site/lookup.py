@@ -6,7 +6,9 @@ does: the codes a line quotes (Xid, errno, exit status) and the recognisers deci
 specific mode in catalogue order winning; where none does, the modes whose keywords the words use
 are suggested. This module writes what the script needs as one JSON document, embedded in the page
 (no request, works offline): each mode's recognisers and keywords as JavaScript regular
-expressions, the codes each mode owns, and the expressions that read codes. A pattern that
+expressions, the codes each mode owns, the expressions that read codes, and those that read the
+codes a line writes by number with the tables that name them (a CUDA error, a glog CHECK's value,
+a signal, the error NCCL's return trace passes up: tooling.catalogue.statuses, .signals). A pattern that
 JavaScript would read differently is handed over as its words instead (all must appear).
 tests/test_lookup_data.py runs the same matching in Python over this JSON against the catalogue's
 proven log lines.
@@ -23,7 +25,7 @@ from typing import Any
 from markupsafe import Markup
 
 from tooling.catalogue import codes as code_patterns
-from tooling.catalogue import recognise
+from tooling.catalogue import recognise, signals, statuses
 from tooling.catalogue.errnos import ERRNO
 from tooling.catalogue.modes import Catalogue, catalogue
 
@@ -62,6 +64,29 @@ def _owned(modes: Catalogue) -> dict[str, dict[str, str]]:
             for kind, field in (("xid", "xid"), ("errno", "errno"), ("exit", "exit_codes"))}
 
 
+def _expression(compiled: re.Pattern[str]) -> dict[str, Any]:
+    """A compiled expression for the script's loop over its matches: its source with plain groups
+    (ES5 has no named ones), each named group's number, and its flags."""
+    return {"source": re.sub(r"\(\?P<\w+>", "(", compiled.pattern), "groups": dict(compiled.groupindex),
+            "flags": "gi" if compiled.flags & re.IGNORECASE else "g"}
+
+
+def _numbered() -> dict[str, dict[str, Any]]:
+    """What reads the codes a line writes by number, each with the names its numbers stand for."""
+    def keyed(table: dict[int, str]) -> dict[str, str]:
+        return {str(number): name for number, name in table.items()}
+    return {
+        "cuda": {"expression": _expression(statuses._CUDA_NUMBER), "names": keyed(statuses.CUDA_RUNTIME)},
+        "checked": {"expression": _expression(statuses._CHECKED),
+                    "names": {success: keyed(table) for success, table in statuses.SUCCESS.items()}},
+        "signal": {"expression": _expression(signals.NAMED),
+                   "names": {str(number): list(named) for number, named in signals.DESCRIBED.items()}},
+        # the scan reads an INFO line of NCCL's only for this trace (tooling.logs.reader)
+        "returned": {"expression": _expression(re.compile(statuses.NCCL_RETURNED)),
+                     "names": keyed(statuses.NCCL_RESULTS)},
+    }
+
+
 def lookup_data(modes: Catalogue | None = None) -> dict[str, Any]:
     """What lookup.js reads (see the module's docstring)."""
     modes = modes or catalogue()
@@ -78,6 +103,7 @@ def lookup_data(modes: Catalogue | None = None) -> dict[str, Any]:
         # errno names are matched case-sensitively (ENOSPC, not "enospc"), messages as words
         "errnoNames": {name: n for n, name in errno_module.errorcode.items() if n in errnos},
         "errnoMessages": {os.strerror(n).lower(): n for n in sorted(errnos)},
+        "numbered": _numbered(),
         # clauses that clear something of blame name no failure (recognise.affirmed)
         "cleared": recognise._CLEARED.pattern,
         "clause": recognise._CLAUSE.pattern,

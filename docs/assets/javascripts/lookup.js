@@ -2,8 +2,9 @@
 // its past incidents. The build embeds the catalogue's recognisers as JSON (tooling/site/lookup.py)
 // and writes one answer per failure mode, hidden, in the page's language; this script names the
 // modes a line shows, as tooling.catalogue.recognise does, and shows their answers. The codes a line
-// quotes (Xid, errno, exit status) and the recognisers decide, the first specific mode in catalogue
-// order winning; where none does, the modes whose keywords the words use are suggested.
+// quotes (Xid, errno, exit status), the recognisers, and the codes it writes by number (read as their
+// names) decide, the first specific mode in catalogue order winning; where none does, the modes whose
+// keywords the words use are suggested.
 // tests/test_lookup_data.py runs the same steps in Python. Nothing typed is ever set as HTML.
 (function () {
   "use strict";
@@ -33,17 +34,63 @@
     return data;
   }
 
-  function all(source, flags, text) {
-    var found = [];
-    var expression = new RegExp(source, flags);
+  // Calls found(match) for each match of an expression ({source, flags}) in the text, in order.
+  function each(expression, text, found) {
+    var pattern = new RegExp(expression.source, expression.flags);
     var match;
-    while ((match = expression.exec(text)) !== null) {
+    while ((match = pattern.exec(text)) !== null) {
+      found(match);
+      if (match[0] === "") pattern.lastIndex++;
+    }
+  }
+
+  function all(source, flags, text) { // the number of each match: its first group that took part
+    var found = [];
+    each({ source: source, flags: flags }, text, function (match) {
       for (var i = 1; i < match.length; i++) {
         if (match[i] !== undefined) { found.push(parseInt(match[i], 10)); break; }
       }
-      if (match[0] === "") expression.lastIndex++;
-    }
+    });
     return found;
+  }
+
+  function own(table, key) { // a table's entry, never an Object's inherited one ("constructor")
+    return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+  }
+
+  // The codes a line writes by number, as [what to show, the name the recognisers know]
+  // (tooling.catalogue.recognise.Recogniser.line): a CUDA runtime error by its number, a glog CHECK
+  // of a call against its library's success code, a signal by its number and description; then the
+  // error NCCL's return trace passes up, which the scan reads from NCCL's INFO lines.
+  function numbered(data, text) {
+    var tables = data.numbered;
+    var named = [];
+    each(tables.cuda.expression, text, function (match) {
+      var number = parseInt(match[1] || match[2], 10);
+      var name = own(tables.cuda.names, String(number));
+      if (name) named.push(["CUDA error " + number + " (" + name + ")", name]);
+    });
+    each(tables.checked.expression, text, function (match) {
+      // the value on the other side of ==: the one the call got instead
+      [[match[2], match[3]], [match[1], match[4]]].forEach(function (side) {
+        var success = side[0].trim();
+        var value = parseInt(side[1], 10);
+        var name = own(own(tables.checked.names, success) || {}, String(value));
+        if (name) named.push([success + " check: " + value + " is " + name, name]);
+      });
+    });
+    var groups = tables.signal.expression.groups;
+    each(tables.signal.expression, text, function (match) {
+      var number = parseInt(match[groups.number] || match[groups.last], 10);
+      var description = (match[groups.after] || match[groups.before] || "").trim().toLowerCase();
+      var signal = own(tables.signal.names, String(number)); // [name, the C library's description]
+      if (signal && description.indexOf(signal[1]) === 0) named.push(["signal " + number + " (" + signal[0] + ")", signal[0]]);
+    });
+    each(tables.returned.expression, text, function (match) {
+      var name = own(tables.returned.names, match[1]);
+      if (name) named.push(["NCCL returned " + match[1] + " (" + name + ")", name]);
+    });
+    return named;
   }
 
   // The codes of a line that name a mode by themselves (tooling.catalogue.codes.identifying).
@@ -60,7 +107,8 @@
     return { xid: all(data.xid, "gi", text), errno: errnos, exit: exits };
   }
 
-  // The mode a line is (null: none), and what decided it: "Xid 79", or "" for a recogniser.
+  // The mode a line is (null: none), and what decided it: "Xid 79", "signal 6 (SIGABRT)", or "" for
+  // a recogniser.
   function recognised(data, text) {
     var found = identifying(data, text);
     var fits = [];
@@ -75,6 +123,11 @@
     });
     data.modes.forEach(function (mode) {
       if (mode.lines.some(function (p) { return p.test(text); })) fit(mode, "");
+    });
+    numbered(data, text).forEach(function (code) { // as by its name
+      data.modes.forEach(function (mode) {
+        if (mode.lines.some(function (p) { return p.test(code[1]); })) fit(mode, code[0]);
+      });
     });
     fits.sort(function (a, b) { return (a.mode.generic - b.mode.generic) || (a.mode.rank - b.mode.rank); });
     return fits.length ? fits[0] : null;
@@ -146,6 +199,12 @@
     var source = document.querySelector(".lookup script.lookup-data");
     var data = prepare(JSON.parse(source.textContent));
     return lookup(data, text).map(function (item) { return item.mode.id; });
+  };
+
+  window.playbookRecognised = function (text) { // for tests: [mode id, what decided it], or null
+    var source = document.querySelector(".lookup script.lookup-data");
+    var found = recognised(prepare(JSON.parse(source.textContent)), text);
+    return found ? [found.mode.id, found.via] : null;
   };
 
   if (document.readyState === "loading") {
