@@ -66,7 +66,8 @@ def coded(identity: Identity, data: dict[str, Any]) -> Coded:
     if len(found) < len(FAMILIES):  # a family no line carries: the description's, if it quotes one
         said = description(data)
         xids = identifying(said, messages=False)["xid"] if _XID_MARKED.search(said.lower()) else ()
-        found = {**_named(list(xids), [_errors(said)]), **found}
+        quoted = _named(list(xids), [_errors(said)])
+        found = {**quoted, **found} if quoted else found
     return {family: frozenset([own]) if own in names else names for family, names in found.items()}
 
 
@@ -97,6 +98,8 @@ def _comparable(mine: frozenset[str], theirs: frozenset[str]) -> bool:
 
 def _named(xids: list[int], carried: list[dict[str, tuple[str, ...]]]) -> Coded:
     """Family -> the failures these Xids, CUDA errors and NCCL names (:func:`library_errors`) name."""
+    if not xids and not any(carried):  # most incidents: nothing to build
+        return {}
     found: dict[str, set[str]] = {}
     for xid in xids:
         owner = recogniser().by_code.get(("xid", xid))
