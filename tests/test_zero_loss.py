@@ -5,28 +5,18 @@ run that is zero from its first reading. Made-up logs, each with lines that must
 that must not, and a property over the series."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from support import CORPUS
+from test_scan_course import NOW, drafted
 from tooling.catalogue.recognise import suggest
 from tooling.logs.numbers import Reading, decimals, numbers
 from tooling.logs.scan import scan_logs
 from tooling.logs.spikes import Point
 from tooling.logs.zero import ZERO_LINES, Zero
-
-NOW = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
-
-
-def drafted(tmp_path: Path, lines: list[str]) -> list[tuple[str, int, str]]:
-    """(mode, first line, first words of its evidence) of each draft of a log of these lines."""
-    log = tmp_path / "train.log"
-    log.write_text("".join(f"{text}\n" for text in lines), encoding="utf-8")
-    return [(d.mode.id, min(lines.first for lines in d.logs.values()), (d.evidence or [""])[0])
-            for d in scan_logs([log], now=NOW).drafts]
 
 
 def trainer(losses: list[str]) -> list[str]:
