@@ -8,10 +8,11 @@ into each page, so the check runs offline.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Page
+
+from tabs import Tabs, watched
 
 AXE = Path(__file__).with_name("vendor") / "axe-core" / "axe.min.js"
 
@@ -59,12 +60,10 @@ SCREENS = {"1280": {"viewport": {"width": 1280, "height": 800}},
 
 @pytest.fixture(params=[(palette, screen) for screen in SCREENS for palette in PALETTES],
                 ids=lambda param: f"{param[1]}-{param[0]}")
-def palette_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[str, Page]]:
+def palette_page(tabs: Tabs, request: pytest.FixtureRequest) -> tuple[str, Page]:
     """A tab on a desktop or a phone whose OS setting asks for the light or the dark palette."""
     palette, screen = request.param
-    context = browser.new_context(color_scheme=palette, **SCREENS[screen])
-    yield palette, context.new_page()
-    context.close()
+    return palette, tabs.tab(color_scheme=palette, **SCREENS[screen])
 
 
 @pytest.mark.parametrize("kind", list(PAGES))
@@ -72,12 +71,9 @@ def test_page_loads_cleanly_and_axe_finds_nothing_serious(palette_page: tuple[st
                                                           kind: str) -> None:
     scheme, page = palette_page
     problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url} ({r.failure})"))
-    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    page.goto(site_url + PAGES[kind])
-    page.wait_for_load_state("networkidle")
+    with watched(page, problems.append):
+        page.goto(site_url + PAGES[kind])
+        page.wait_for_load_state("networkidle")
     assert page.locator("body").get_attribute("data-md-color-scheme") == PALETTES[scheme]
     assert problems == []
     assert page.evaluate("document.documentElement.scrollWidth - innerWidth") <= 0, "wider than the screen"

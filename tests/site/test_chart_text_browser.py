@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+
+from tabs import Tabs
 
 from site_support import NOW
 from test_accessibility import SCREENS
@@ -36,13 +37,9 @@ TEXT_SIZES = """() => [...document.querySelectorAll('svg.playbook-chart')].flatM
 
 
 @pytest.fixture(params=list(EDITIONS))
-def phone(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[Page, str]]:
-    """A tab on a 390 px phone, its clock at the build's time, with the edition's path prefix."""
-    context = browser.new_context(**SCREENS["phone-390"])
-    tab = context.new_page()
-    tab.clock.install(time=NOW)
-    yield tab, request.param
-    context.close()
+def phone(tabs: Tabs, request: pytest.FixtureRequest) -> tuple[Page, str]:
+    """A kept tab on a 390 px phone, its clock at the build's time, with the edition's path prefix."""
+    return tabs.tab(clock=NOW, **SCREENS["phone-390"]), request.param
 
 
 @pytest.mark.parametrize("path", PAGES.values(), ids=PAGES.keys())

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
-from typing import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
+
+from tabs import Tabs
 
 from tooling.site import charts
 
@@ -88,10 +89,8 @@ def test_the_stack_diagram_has_its_title_axes_and_counts() -> None:
 
 
 @pytest.fixture
-def dark_page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
-    yield context.new_page()
-    context.close()
+def dark_page(tabs: Tabs) -> Page:
+    return tabs.tab(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
 
 
 def test_the_palette_follows_the_os_setting(page: Page, dark_page: Page, site_url: str) -> None:

@@ -100,19 +100,19 @@ def _fonts(page: Page, selector: str) -> dict[str, int]:
     return {f["familyName"]: f["glyphCount"] for f in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]}
 
 
-def test_hangul_is_drawn_with_a_korean_font_even_where_the_machine_has_none(page: Page, site_url: str) -> None:
+def test_hangul_is_drawn_with_a_korean_font_even_where_the_machine_has_none(fresh_page: Page, site_url: str) -> None:
     """This machine has no Korean font (Hangul would be empty boxes): the vendored Noto Sans KR
     draws every syllable of a Korean title, fetched from the site itself, and no Latin letter."""
     failed: list[str] = []
-    page.on("requestfailed", lambda r: failed.append(r.url))
-    page.goto(site_url + "/ko/generated/ladders/hang/")
-    page.wait_for_load_state("networkidle")
-    title = page.locator("article h1").inner_text()
+    fresh_page.on("requestfailed", lambda r: failed.append(r.url))
+    fresh_page.goto(site_url + "/ko/generated/ladders/hang/")
+    fresh_page.wait_for_load_state("networkidle")
+    title = fresh_page.locator("article h1").inner_text()
     syllables = sum(1 for c in title if "\uac00" <= c <= "\ud7a3")
-    korean = {family: glyphs for family, glyphs in _fonts(page, "article h1").items() if "KR" in family}
+    korean = {family: glyphs for family, glyphs in _fonts(fresh_page, "article h1").items() if "KR" in family}
     assert syllables > 10 and sum(korean.values()) == syllables and failed == [], (title, korean, failed)
-    page.goto(site_url + "/generated/ladders/hang/")
-    assert not any("KR" in family for family in _fonts(page, "article h1"))
+    fresh_page.goto(site_url + "/generated/ladders/hang/")
+    assert not any("KR" in family for family in _fonts(fresh_page, "article h1"))
 
 
 # --- generated pages in Korean: their words come from the catalogue (tooling/locale/ko) --------

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
+from tabs import watched
+
 
 def _pages(site: Path) -> list[str]:
     """The URL path of every page mkdocs wrote (directory URLs), the 404 page left out."""
@@ -17,13 +19,6 @@ def _pages(site: Path) -> list[str]:
         relative = index.parent.relative_to(site).as_posix()
         paths.append("/" if relative == "." else f"/{relative}/")
     return paths
-
-
-def _left_behind(url: str, failure: str | None) -> bool:
-    """The browser's own request for the favicon, which it starts after the page has loaded and
-    aborts when the next page is opened (seen on a busy machine): not a request of the page's.
-    Its answer (a 404 or not) is still checked by the response handler."""
-    return url.endswith("favicon.png") and failure == "net::ERR_ABORTED"
 
 
 # One test per edition: each is minutes of page loads, and a parallel run (.ci/run) reads the two
@@ -42,13 +37,9 @@ def test_every_page_loads_without_an_error_or_a_failed_request(built_site: Path,
     def note(what: str) -> None:
         problems.append(f"{current['path']}: {what}")
 
-    page.on("console", lambda m: note(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda error: note(f"uncaught: {error}"))
-    page.on("requestfailed", lambda r: None if _left_behind(r.url, r.failure) else
-            note(f"failed request: {r.url} ({r.failure})"))
-    page.on("response", lambda r: note(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
-    for path in pages:
-        current["path"] = path
-        page.goto(site_url + path)
-        page.wait_for_load_state("networkidle")
+    with watched(page, note):
+        for path in pages:
+            current["path"] = path
+            page.goto(site_url + path)
+            page.wait_for_load_state("networkidle")
     assert problems == []

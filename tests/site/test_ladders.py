@@ -44,12 +44,12 @@ def test_every_command_is_a_code_block_with_a_copy_button(page: Page, site_url: 
         expect(heading.locator(follows.format("Next:"))).to_have_text(f"Next: {_flat(step['next'])}")
 
 
-def test_a_printed_ladder_has_its_commands_and_no_copy_buttons(page: Page, site_url: str) -> None:
+def test_a_printed_ladder_has_its_commands_and_no_copy_buttons(fresh_page: Page, site_url: str) -> None:
     """Issue 26: copy buttons printed on a printed ladder."""
-    page.goto(f"{site_url}/generated/ladders/hang/")
-    article = page.locator("article")
+    fresh_page.goto(f"{site_url}/generated/ladders/hang/")
+    article = fresh_page.locator("article")
     expect(article.locator(COPY).first).to_be_visible()
-    page.emulate_media(media="print")
+    fresh_page.emulate_media(media="print")
     for button in article.locator(COPY).all():
         expect(button).to_be_hidden()
     expect(article.locator("div.highlight code").first).to_be_visible()

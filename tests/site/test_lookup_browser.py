@@ -14,11 +14,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
+
+from tabs import Tabs
 
 from site_support import NOW
 from test_accessibility import SCREENS
@@ -45,13 +46,9 @@ def analysis(built_site: Path) -> Analysis:
 
 
 @pytest.fixture(params=[(screen, lang) for screen in SCREENS for lang in EDITIONS], ids=lambda p: "-".join(p))
-def reader(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[Page, str]]:
+def reader(tabs: Tabs, request: pytest.FixtureRequest) -> tuple[Page, str]:
     screen, lang = request.param
-    context = browser.new_context(**SCREENS[screen])
-    tab = context.new_page()
-    tab.clock.install(time=NOW)
-    yield tab, EDITIONS[lang]
-    context.close()
+    return tabs.tab(clock=NOW, **SCREENS[screen]), EDITIONS[lang]
 
 
 def _path(page: Page) -> str:

@@ -57,46 +57,46 @@ def test_from_an_incident_to_its_postmortem(page: Page, site_url: str) -> None:
     expect(page.locator("article")).to_contain_text("INC-0004")
 
 
-def test_hostile_record_text_runs_nothing_and_shows_literally(page: Page, site_url: str) -> None:
+def test_hostile_record_text_runs_nothing_and_shows_literally(fresh_page: Page, site_url: str) -> None:
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    fresh_page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     for path in ("/", "/generated/incidents/", "/generated/incidents/INC-0900/", "/generated/runs/stale-13b/",
                  "/generated/tags/", "/generated/trends/"):
-        page.goto(site_url + path)
-        page.wait_for_load_state("load")
-        article = page.locator("article")
+        fresh_page.goto(site_url + path)
+        fresh_page.wait_for_load_state("load")
+        article = fresh_page.locator("article")
         assert article.locator("img[src='x'], img[src='y'], iframe, svg[onload]").count() == 0
         assert article.locator("a[href^='javascript:' i]").count() == 0
         # the one script element of an article is the home page lookup's data, which never runs
         # (type application/json; tooling.site.lookup escapes <, > and & in it)
         assert article.locator("script:not([type='application/json'].lookup-data)").count() == 0
-    page.goto(site_url + "/generated/incidents/INC-0900/")
-    expect(page.locator("h1")).to_contain_text(f"INC-0900: {XSS_TITLE}")
-    article = page.locator("article")
+    fresh_page.goto(site_url + "/generated/incidents/INC-0900/")
+    expect(fresh_page.locator("h1")).to_contain_text(f"INC-0900: {XSS_TITLE}")
+    article = fresh_page.locator("article")
     expect(article).to_contain_text("<script>alert('timeline')</script> [x](javascript:alert(4)) <b>bold?</b>")
     expect(article).to_contain_text("[link](javascript:alert(5)) and <iframe src=javascript:alert(6)></iframe>")
     expect(article).to_contain_text("<svg onload=alert(3)>")
     expect(article.get_by_role("link", name="<img src=y onerror=alert(7)>")).to_have_attribute(
         "href", "https://logs.example.org/run?a=1&b=%3C2%3E")
     assert article.locator("b").count() == 0
-    expect(page).to_have_title(re.compile(re.escape(XSS_TITLE)))
-    search(page, "node666")
-    expect(page.locator(".md-search-result__item").first).to_contain_text("node666", timeout=15_000)
-    assert page.locator(".md-search-result img, .md-search-result script").count() == 0
-    page.wait_for_timeout(500)
+    expect(fresh_page).to_have_title(re.compile(re.escape(XSS_TITLE)))
+    search(fresh_page, "node666")
+    expect(fresh_page.locator(".md-search-result__item").first).to_contain_text("node666", timeout=15_000)
+    assert fresh_page.locator(".md-search-result img, .md-search-result script").count() == 0
+    fresh_page.wait_for_timeout(500)
     assert dialogs == []
 
 
-def test_the_site_makes_no_request_off_this_machine(page: Page, site_url: str) -> None:
+def test_the_site_makes_no_request_off_this_machine(fresh_page: Page, site_url: str) -> None:
     requests: list[str] = []
-    page.on("request", lambda request: requests.append(request.url))
+    fresh_page.on("request", lambda request: requests.append(request.url))
     for path in ("/", "/generated/incidents/", "/generated/incidents/INC-0004/", "/generated/trends/",
                  "/generated/postmortems/action-items/", "/generated/reference/"):
-        page.goto(site_url + path)
-        page.wait_for_load_state("networkidle")
-    page.goto(site_url + "/")
-    search(page, "NCCL")
-    expect(page.locator(".md-search-result__item").first).to_be_visible(timeout=15_000)
+        fresh_page.goto(site_url + path)
+        fresh_page.wait_for_load_state("networkidle")
+    fresh_page.goto(site_url + "/")
+    search(fresh_page, "NCCL")
+    expect(fresh_page.locator(".md-search-result__item").first).to_be_visible(timeout=15_000)
     offsite = [url for url in requests if not url.startswith((site_url, "data:", "blob:"))]
     assert offsite == []
     assert any(url.endswith("tablesort.min.js") for url in requests)

@@ -9,11 +9,12 @@ is freshness.js working it out again with the reader's (Playwright's) clock.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Iterator
 from urllib.parse import urljoin, urlsplit
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+
+from tabs import Tabs
 
 from site_support import NOW
 from test_accessibility import PALETTES, SCREENS
@@ -34,15 +35,11 @@ COMMANDS = ["touch /nfs/ckpt/demo-7b/STOP", "touch /nfs/ckpt/demo-7b/SAVE",
 
 @pytest.fixture(params=[(screen, palette, lang) for screen in SCREENS for palette in PALETTES for lang in EDITIONS],
                 ids=lambda p: "-".join(p))
-def reader(browser: Browser, request: pytest.FixtureRequest) -> Iterator[tuple[Page, str, str]]:
-    """A tab on a desktop or a phone in the light or dark palette, its clock at the build's time,
-    with the edition's path prefix."""
+def reader(tabs: Tabs, request: pytest.FixtureRequest) -> tuple[Page, str, str]:
+    """A kept tab on a desktop or a phone in the light or dark palette, its clock at the build's
+    time, with the edition's path prefix."""
     screen, palette, lang = request.param
-    context = browser.new_context(color_scheme=palette, **SCREENS[screen])
-    tab = context.new_page()
-    tab.clock.install(time=NOW)
-    yield tab, PALETTES[palette], EDITIONS[lang]
-    context.close()
+    return tabs.tab(clock=NOW, color_scheme=palette, **SCREENS[screen]), PALETTES[palette], EDITIONS[lang]
 
 
 def test_the_strip_opens_the_home_and_run_pages_within_the_first_screen(reader: tuple[Page, str, str],
