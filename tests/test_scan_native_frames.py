@@ -88,6 +88,22 @@ def test_two_frames_are_not_a_block_and_a_named_failure_below_is_the_failure(tmp
     assert _found(drafts(tmp_path, "\n".join(lines) + "\n")) == [("process.segfault", 7, 7)]
 
 
+def test_a_deep_stack_is_judged_once_not_from_each_of_its_frames(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deep recursion prints thousands of frames: each block is read once where it opens (a
+    block read again from each of its 20,000 frames took 18 s), and the verdict is the same."""
+    read: list[int] = []
+    block = frames.block
+    monkeypatch.setattr(frames, "block", lambda buffer, start, limit: read.append(start) or block(buffer, start, limit))
+    deep = [f"#{n}  0x00007f1b2c{n:06x} in recurse (depth={n}) at model.cpp:{n}" for n in range(3000)]
+    assert drafts(tmp_path, "\n".join([*STEPS, *deep, *STEPS]) + "\n") == []  # the run went on after it
+    assert len(read) <= 3000 // frames.MAX_FRAMES + 1
+    read.clear()
+    warning = "[W Module.cpp:12] Warning: a deep stack follows"
+    assert drafts(tmp_path, "\n".join([*STEPS, warning, *deep[:200], *STEPS]) + "\n") == []
+    assert len(read) == 1
+
+
 def test_the_functions_each_shape_names() -> None:
     assert frames.names(tuple(GLIBC)) == ["c10d::ProcessGroupNCCL::ncclCommWatchdog()"]
     assert frames.names(("/usr/bin/python3(PyObject_Call+0x5c) [0x55d0c1b2a6dc]",)) == ["PyObject_Call"]

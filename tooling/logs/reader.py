@@ -39,6 +39,7 @@ class LineReader(Recorder):
     def __init__(self, chunks: Chunks, book: DraftBook, now: datetime) -> None:
         super().__init__(chunks, book, now)
         self.stopped = -TAIL - 1  # line of the latest that says the process was told to stop
+        self.judged = -1  # last line of the latest block of frames found to be no failure of its own
         self.numeric = Numeric()  # the series of its progress lines' numbers (tooling.logs.sampling)
         self.joined: dict[int, str] = {}  # a wrapped line's text read whole, by its first part's start (this chunk's)
 
@@ -137,21 +138,31 @@ class LineReader(Recorder):
         no line near it names its failure and the run did not go on after it (False); True: it runs
         past the buffer and waits for the next chunk; None: no failure of its own, the line is read
         as any other (a recogniser may name it)."""
+        if at.line <= self.judged:
+            return None  # a frame of a block judged at its first line, not a block of its own
         buffer, deferrable = self.chunks.buffer, self.deferrable or self._polled
         found = frames.block(buffer, at.start, limit)
         if not found.complete and deferrable:
             return True
         if len(found.starts) < frames.MIN_FRAMES or at.line - self.stopped <= TAIL:
             return None  # a stray frame; the unwinding of a stop it was told
+        # judged once for all its frames: read again from each (a deep recursion prints thousands),
+        # a block cost each of its lines MAX_FRAMES lines above and below it (20,000 frames: 18 s)
+        judged = at.line + len(found.starts) - 1
         if any(frames.is_warning(text) or recognise_line(clean(text)).mode is not None
                for text in frames.above(buffer, at.start, self.chunks.earlier)):
+            self.judged = judged
             return None  # the stack of the message above it, drafted (or not) by itself
         if any((named := recognise_line(clean(text)).mode) is not None and named.id != UNCLASSIFIED
                for text in frames.below(buffer, found.starts[-1], limit, TAIL)):
+            self.judged = judged
             return None  # what a line below names is its failure ("Segmentation fault (core dumped)")
         fate = unknown.fate(buffer, found.starts[-1], limit, ended=self.chunks.ended, deferrable=deferrable)
         if fate not in (Fate.ENDED, Fate.KILLED):
-            return True if fate is Fate.WAIT else None
+            if fate is Fate.WAIT:
+                return True
+            self.judged = judged
+            return None
         skip.update(found.starts)
         recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a block of native stack frames", at.text)
         for index, raw in enumerate(found.texts):
