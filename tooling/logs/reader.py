@@ -148,20 +148,18 @@ class LineReader(Recorder):
             return None  # a stray frame; the unwinding of a stop it was told
         # judged once for all its frames: read again from each (a deep recursion prints thousands),
         # a block cost each of its lines MAX_FRAMES lines above and below it (20,000 frames: 18 s)
-        judged = at.line + len(found.starts) - 1
-        if any(frames.is_warning(text) or recognise_line(clean(text)).mode is not None
-               for text in frames.above(buffer, at.start, self.chunks.earlier)):
-            self.judged = judged
-            return None  # the stack of the message above it, drafted (or not) by itself
-        if any((named := recognise_line(clean(text)).mode) is not None and named.id != UNCLASSIFIED
-               for text in frames.below(buffer, found.starts[-1], limit, TAIL)):
-            self.judged = judged
-            return None  # what a line below names is its failure ("Segmentation fault (core dumped)")
-        fate = unknown.fate(buffer, found.starts[-1], limit, ended=self.chunks.ended, deferrable=deferrable)
+        # the stack of the message above it, drafted (or not) by itself; or what a line below names
+        # is its failure ("Segmentation fault (core dumped)")
+        told = any(frames.is_warning(text) or recognise_line(clean(text)).mode is not None
+                   for text in frames.above(buffer, at.start, self.chunks.earlier)) or \
+            any((named := recognise_line(clean(text)).mode) is not None and named.id != UNCLASSIFIED
+                for text in frames.below(buffer, found.starts[-1], limit, TAIL))
+        fate = Fate.WENT_ON if told else \
+            unknown.fate(buffer, found.starts[-1], limit, ended=self.chunks.ended, deferrable=deferrable)
+        if fate is Fate.WAIT:
+            return True
         if fate not in (Fate.ENDED, Fate.KILLED):
-            if fate is Fate.WAIT:
-                return True
-            self.judged = judged
+            self.judged = at.line + len(found.starts) - 1
             return None
         skip.update(found.starts)
         recognition = Recognition(catalogue().get(UNCLASSIFIED), None, "a block of native stack frames", at.text)
