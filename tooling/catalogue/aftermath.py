@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from tooling.catalogue.evidence import description
+from tooling.catalogue.evidence import kinds_told
 
 REQUEUE_UNREACHABLE, REQUEUE_FAILED, LIMIT_UNNOTICED = "requeue-unreachable", "requeue-failed", "limit-unnoticed"
 HEAT_SHUTDOWN, HEAT_HANG = "heat-shutdown", "heat-hang"
@@ -47,13 +47,7 @@ _SAYS = {
 _UNLESS = {REQUEUE_FAILED: REQUEUE_UNREACHABLE, HEAT_HANG: HEAT_SHUTDOWN}
 
 
-def _says(kind: str, data: dict[str, Any]) -> bool:
-    return any(_SAYS[kind].search(text) for text in (*map(str, data.get("signatures", [])), description(data)))
-
-
-def _told(kind: str) -> Callable[[dict[str, Any]], bool]:
-    unless = _UNLESS.get(kind)
-    return lambda data: _says(kind, data) and not (unless and _says(unless, data))
+_told = kinds_told(_SAYS, _UNLESS)
 
 
 # kind -> (the key's name, the test), merged into tooling.catalogue.phases.TOLD_BY_WORDS

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from tooling.catalogue.aftermath import AFTERMATH
 from tooling.catalogue.engine import Matcher
-from tooling.catalogue.evidence import description
+from tooling.catalogue.evidence import description, kinds_told
 from tooling.catalogue.modes import FailureMode, catalogue
 
 # in the dialect of the catalogue's patterns (matched by the same engine, without regard to case)
@@ -150,10 +150,7 @@ _FETCHED = {LFS_POINTER: re.compile(r"invalid load key, '?v\b|version https://gi
             WEB_PAGE: re.compile(r"invalid load key, '?<|\bhtml\b", re.I)}
 
 
-def _fetched(kind: str) -> Callable[[dict[str, Any]], bool]:
-    pattern = _FETCHED[kind]
-    return lambda data: (any(pattern.search(str(line)) for line in data.get("signatures", []))
-                         or pattern.search(description(data)) is not None)
+_fetched = kinds_told(_FETCHED, {})
 
 
 # What the fabric manager said of itself, told by its own line or a person's words. CUDA's error 802 reads
@@ -177,13 +174,7 @@ _FABRIC = {
 _FABRIC_UNLESS = {FM_ABSENT: FM_VERSION, FM_NOTHING_TO_DO: FM_NVLINK5}  # a kind the other one explains
 
 
-def _says_fabric(kind: str, data: dict[str, Any]) -> bool:
-    return any(_FABRIC[kind].search(text) for text in (*map(str, data.get("signatures", [])), description(data)))
-
-
-def _fabric(kind: str) -> Callable[[dict[str, Any]], bool]:
-    unless = _FABRIC_UNLESS.get(kind)
-    return lambda data: _says_fabric(kind, data) and not (unless and _says_fabric(unless, data))
+_fabric = kinds_told(_FABRIC, _FABRIC_UNLESS)
 
 
 # distinguishing kinds an incident tells as a whole (its own words, all its lines together), never one
