@@ -85,6 +85,9 @@ SWEEPS = {
     # sweep 16, first sight: 13 failures, 6 drafted, 6 classified, 1 false draft, none in a healthy log
     # (drafted 8: verl's NCCL watchdog frames alone, as a failure no mode names: tooling.logs.frames)
     "heldout-14": (13, 8, 7, 1, 6, 0),
+    # sweep 17, first sight: 13 failures, 9 drafted, 9 classified, 1 false draft, none in a healthy log
+    # (Ray's exception naming its cause in parentheses read as one; a Ctrl-C's KeyboardInterrupt no bug)
+    "heldout-15": (13, 10, 9, 0, 6, 0),
 }
 
 

@@ -122,6 +122,9 @@ class LineReader(Recorder):
         where = context(text, self.now)
         if unknown.went_on(text[where.message:]):  # not an exception: the paste lost it, and the run went on
             return False
+        if unknown.by_hand(text[where.message:]):  # a Ctrl-C: what it unwinds through is the stop's, not a bug
+            self.stopped = line
+            return False
         recognition = recognise_line(text[:where.time[0]] + text[where.time[1]:])
         if told_from_outside(text[where.message:], recognition):  # torchrun's SignalException: the stop
             recognition = stop_recognition(text)

@@ -46,6 +46,7 @@ _WENT_ON = re.compile(r"\b(?:succeeded|successfully|recovered|reconnected|resum(
 # automaton patterns (the subset Hyperscan and re share), so the scan knows the latest such line.
 STOPS = r"closing signal|death signal|shutting down workers|KeyboardInterrupt|received signal SIG(INT|TERM)|\bSIGINT\b"
 _STOPS = re.compile(STOPS, re.IGNORECASE)
+_BY_HAND = re.compile(r"\s*(?:[a-z_]+\.)*KeyboardInterrupt\b")
 # the stop a launcher was told, by which signal: torchrun's "Received 15 death signal, shutting down
 # workers" ("Received Signals.SIGTERM death signal"), its "SignalException: Process 17 got signal: 15"
 _TOLD = re.compile(r"\breceived (?:signals\.)?(SIG[A-Z]{2,6}|[0-9]{1,2}) death signal"
@@ -180,6 +181,12 @@ def fate(buffer: bytearray, start: int, limit: int, *, ended: bool, deferrable: 
 def is_stop(text: str) -> bool:
     """Whether a line says the process was told to stop (see STOPS)."""
     return _STOPS.search(text) is not None
+
+
+def by_hand(message: str) -> bool:
+    """Whether a traceback's exception is Python's for SIGINT (KeyboardInterrupt: a person's Ctrl-C):
+    the process unwinding from a stop it was told, where it was at the time, not an error of the code."""
+    return _BY_HAND.match(message) is not None
 
 
 def told_from_outside(text: str) -> bool:
