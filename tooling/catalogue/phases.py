@@ -15,7 +15,8 @@ can, and the handling differs: nothing there is to be upgraded or drained, the j
 not have. A mode whose catalogue entry says ``distinguish: [no-gpu]`` is told apart so, and so is what
 came in a checkpoint's place (``lfs-pointer``, ``web-page``) and what the fabric manager said of itself
 (``fm-version``, ``fm-absent``, ``fm-nvlink5``, ``fm-nothing-to-do``), told by all of an incident's lines and words,
-and so is what followed a time limit or what heat did (:mod:`tooling.catalogue.aftermath`).
+and so is what followed a time limit or what heat did (:mod:`tooling.catalogue.aftermath`), what made a loss
+read zero or ranks fall out of step (:mod:`tooling.catalogue.causes`).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from tooling.catalogue.aftermath import AFTERMATH
+from tooling.catalogue.causes import CAUSES
 from tooling.catalogue.engine import Matcher
 from tooling.catalogue.evidence import description, kinds_told
 from tooling.catalogue.modes import FailureMode, catalogue
@@ -191,4 +193,5 @@ TOLD_BY_WORDS: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     FM_NVLINK5: ("fabric-manager", _fabric(FM_NVLINK5)),  # NVLink 5 without NVLSM or the InfiniBand modules
     FM_NOTHING_TO_DO: ("fabric-manager", _fabric(FM_NOTHING_TO_DO)),  # no NVSwitch found to manage
     **AFTERMATH,  # what followed a time limit, what heat did
+    **CAUSES,  # what zeroed a loss, ranks given uneven batches
 }
