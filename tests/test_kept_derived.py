@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tooling.analysis import load_analysis
-from tooling.analysis.derived import IDENTITY, SIGNATURES, TERMS
+from tooling.analysis.derived import CODES, IDENTITY, SIGNATURES, TERMS
 from tooling.commands.repeats import as_json
 from tooling.errors import UserError
 from tooling.records.findings import Finding
@@ -67,7 +67,11 @@ def test_what_is_derived_from_an_unchanged_file_is_kept_and_read_back(tmp_path: 
     assert analysed(root, kept=True) == fresh
     kept = derived(root)
     assert sorted(kept) == [*(f"INC-{n:04d}.yaml" for n in (1, 2, 3, 4)), "demo-7b.yaml"]
-    assert all(set(found) == {IDENTITY, TERMS, SIGNATURES, OWN} for name, found in kept.items() if name != "demo-7b.yaml")
+    # the codes only of incidents whose key another one has: grouping asks for no others'
+    shared = {"INC-0001.yaml", "INC-0002.yaml"}
+    assert all(set(found) == {IDENTITY, TERMS, SIGNATURES, OWN} | ({CODES} if name in shared else set())
+               for name, found in kept.items() if name != "demo-7b.yaml")
+    assert kept["INC-0002.yaml"][CODES] == {"xid": frozenset({"mode:gpu.fell-off-bus"})}
     assert kept["demo-7b.yaml"] == {OWN: ()}, "a run: the findings of its own rules (none), nothing analysed"
     assert analysed(root, kept=True) == fresh
     # read back, not made again: a kept identity planted for INC-0004 is the one the analysis uses
@@ -77,6 +81,16 @@ def test_what_is_derived_from_an_unchanged_file_is_kept_and_read_back(tmp_path: 
     checks.changed = True
     checks.save()
     assert analysed(root, kept=True)[1]["INC-0004"] == ("text", "planted words here")
+    # and kept codes: planted codes of another Xid's failure keep INC-0002 apart from INC-0001
+    def failures() -> list[list[str]]:
+        return [c["failures"] for c in analysed(root, kept=True)[0]["candidates"]]  # type: ignore[attr-defined]
+    assert failures() == [[["INC-0001", "INC-0002"]]]
+    checks = KeptChecks(root)
+    key = next(k for k in checks.derived if k[2].endswith("INC-0002.yaml"))
+    checks.derived[key][CODES] = {"xid": frozenset({"xid:31"})}
+    checks.changed = True
+    checks.save()
+    assert failures() == [[["INC-0001"], ["INC-0002"]]]  # still one automation's
 
 
 def test_a_changed_file_is_derived_again(tmp_path: Path) -> None:

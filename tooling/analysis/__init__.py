@@ -17,7 +17,7 @@ from tooling.analysis.paging import PagedSymptom, paging
 from tooling.analysis.postmortems import ActionItemRow, PostmortemView, action_board, postmortem_views
 from tooling.analysis.identity import Identity, identify_all
 from tooling.analysis.candidates import Candidate, candidates
-from tooling.analysis.derived import Kept, kept_identities, kept_signatures, kept_terms
+from tooling.analysis.derived import Kept, kept_codes, kept_identities, kept_signatures, kept_terms
 from tooling.analysis.levels import Family, families
 from tooling.analysis.repeats import Group, groups_of
 from tooling.analysis.runs import RunCard, run_cards
@@ -110,7 +110,7 @@ def _analyse(records: list[Record], *, now: datetime, kept: Kept | None) -> Anal
     incidents = incident_views(records)
     postmortems = postmortem_views(records, incidents, now=now)
     identities = identify_all(incidents) if kept is None else kept_identities(incidents, kept)
-    groups = groups_of(incidents, identities)
+    groups = groups_of(incidents, identities, None if kept is None else kept_codes(kept))
     found = families(groups, identities)
     index = Index(incidents, None if kept is None else kept_terms(incidents, kept))
     return Analysis(

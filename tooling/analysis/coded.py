@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from tooling.analysis.identity import Identity
 from tooling.catalogue.codes import CUDA_MARKS, NCCL_MARKS, XID_MARKS, identifying, library_errors
@@ -129,14 +129,14 @@ class Placed:
     incident of the key joins, and whom it is kept apart from. Codes are read only for keys seen
     twice: most keys of a large repository are one incident, and reading codes costs."""
 
-    def __init__(self, identities: dict[str, Identity], data: dict[str, dict[str, Any]]) -> None:
-        self.identities, self.data = identities, data
+    def __init__(self, read: Callable[[str], Coded]) -> None:
+        self.reader = read  # incident -> its codes (:func:`coded`, or what was kept of it)
         self.seen: dict[tuple[str, ...], list[tuple[str, Coded]]] = {}  # key -> (incident, its codes)
         self.read: dict[str, Coded] = {}  # incident -> its codes, read once
 
     def codes(self, incident: str) -> Coded:
         if incident not in self.read:
-            self.read[incident] = coded(self.identities[incident], self.data[incident])
+            self.read[incident] = self.reader(incident)
         return self.read[incident]
 
     def place(self, incident: str, key: tuple[str, ...], first: str) -> tuple[list[str], list[str]]:

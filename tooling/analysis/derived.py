@@ -1,7 +1,8 @@
 """What the analysis derives from one record file alone, kept with the file's check.
 
 An incident's identity (:mod:`tooling.analysis.identity`), the words its text is indexed by
-(:func:`tooling.analysis.similarity.terms`) and its normalised signatures depend on nothing but
+(:func:`tooling.analysis.similarity.terms`), its normalised signatures and the codes that keep it apart
+from incidents of its key (:mod:`tooling.analysis.coded`) depend on nothing but
 its record and the code: over 100,000 incidents they were 40% of `tooling repeats`, recomputed for files unchanged since the
 command before. So they are kept beside the file's check (:meth:`tooling.rules.validate.Checked.kept_of`:
 the same key of path, mtime and size, the same fingerprint of the code, dropped with it), as
@@ -13,6 +14,7 @@ from __future__ import annotations
 from sys import intern
 from typing import Any, Callable, Protocol
 
+from tooling.analysis.coded import coded
 from tooling.analysis.identity import Identity, identify
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.similarity import terms
@@ -21,8 +23,8 @@ from tooling.catalogue.recognise import Recognition
 from tooling.catalogue.signatures import normalise
 from tooling.records.load import no_collection
 
-IDENTITY, TERMS, SIGNATURES = "identity", "terms", "signatures"
-Coded = tuple[Any, ...]  # (mode id or None, via, text, identifying codes as pairs, routine mode id or None)
+IDENTITY, TERMS, SIGNATURES, CODES = "identity", "terms", "signatures", "codes"
+Encoded = tuple[Any, ...]  # (mode id or None, via, text, identifying codes as pairs, routine mode id or None)
 
 
 class Kept(Protocol):
@@ -41,9 +43,9 @@ def kept_identities(views: list[IncidentView], kept: Kept) -> dict[str, Identity
         found = {}
         for view in views:
             path, identity = view.record.path, None
-            coded = kept.kept_of(path, IDENTITY)
-            if coded is not None:
-                identity = decoder.identity(coded)
+            stored = kept.kept_of(path, IDENTITY)
+            if stored is not None:
+                identity = decoder.identity(stored)
             if identity is None:
                 identity = identify(view)
                 kept.keep_of(path, IDENTITY, _coded(identity, encoded))
@@ -64,6 +66,14 @@ def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[st
                       lambda view: tuple(intern(normalise(s)) for s in view.data.get("signatures", [])))
 
 
+def kept_codes(kept: Kept) -> Callable[[IncidentView, Identity], dict[str, frozenset[str]]]:
+    """:func:`~tooling.analysis.coded.coded` of an incident, kept as identities are: asked only of
+    incidents whose key another incident has (grouping), so kept only for those."""
+    def valid(value: Any) -> bool:
+        return isinstance(value, dict)
+    return lambda view, identity: kept.kept_or_made(view.record.path, CODES, valid, lambda: coded(identity, view.data))
+
+
 def _kept_each(views: list[IncidentView], kept: Kept, name: str, kind: type,
                make: Callable[[IncidentView], Any]) -> dict[str, Any]:
     """Incident id -> its value ``name``: the one kept where it is a ``kind``, else made and kept."""
@@ -72,12 +82,12 @@ def _kept_each(views: list[IncidentView], kept: Kept, name: str, kind: type,
     return {view.id: kept.kept_or_made(view.record.path, name, valid, lambda: make(view)) for view in views}
 
 
-def _coded(identity: Identity, encoded: dict[int, Coded]) -> tuple[Any, ...]:
+def _coded(identity: Identity, encoded: dict[int, Encoded]) -> tuple[Any, ...]:
     recognised = tuple(encoded.get(id(r)) or encoded.setdefault(id(r), _recognition(r)) for r in identity.recognised)
     return identity.key, identity.mode.id if identity.mode else None, recognised
 
 
-def _recognition(r: Recognition) -> Coded:
+def _recognition(r: Recognition) -> Encoded:
     return (r.mode.id if r.mode else None, r.via, r.text, tuple(r.identifying.items()),
             r.routine.id if r.routine else None)
 
@@ -98,7 +108,7 @@ class _Decoder:
         except (TypeError, ValueError, KeyError):
             return None
 
-    def recognition(self, coded: Coded) -> Recognition:
+    def recognition(self, coded: Encoded) -> Recognition:
         found = self.recognitions.get(id(coded))
         if found is None:
             mode, via, text, identifying, routine = coded

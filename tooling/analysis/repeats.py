@@ -11,11 +11,11 @@ no comparison of all pairs.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from tooling.analysis.alike import alike, words_of
-from tooling.analysis.coded import Placed, apart, coded
+from tooling.analysis.coded import Coded, Placed, apart, coded
 from tooling.analysis.identity import Identity, identify, identify_all
 from tooling.analysis.incidents import IncidentView
 from tooling.analysis.similarity import Index
@@ -80,12 +80,17 @@ class Group:
         return tuple(dict.fromkeys(self.reasons)) or (ALONE,)
 
 
-def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None = None) -> list[Group]:
+CodesOf = Callable[[IncidentView, Identity], Coded]  # an incident's codes: :func:`coded`, or what was kept of it
+
+
+def groups_of(views: list[IncidentView], identities: dict[str, Identity] | None = None,
+              codes: CodesOf | None = None) -> list[Group]:
     with no_collection():  # sets, lists and groups of every incident, without a cycle among them
-        return _groups_of(views, identify_all(views) if identities is None else identities)
+        return _groups_of(views, identify_all(views) if identities is None else identities,
+                          codes or (lambda view, identity: coded(identity, view.data)))
 
 
-def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> list[Group]:
+def _groups_of(views: list[IncidentView], identities: dict[str, Identity], codes: CodesOf) -> list[Group]:
     ids = [v.id for v in views]  # read once: each read of a view's id goes through two properties
     sets, first, known = _UnionFind(), {}, set(ids)
     sets.parent = dict(zip(ids, ids))
@@ -93,7 +98,8 @@ def _groups_of(views: list[IncidentView], identities: dict[str, Identity]) -> li
         for other in view.data.get("not_repeat_of", ()):
             if other in known:
                 sets.keep_apart(incident, other)
-    placed = Placed(identities, {incident: view.data for incident, view in zip(ids, views)})
+    by_id = dict(zip(ids, views))
+    placed = Placed(lambda incident: codes(by_id[incident], identities[incident]))
     for incident, view in zip(ids, views):
         key = identities[incident].key
         if key is not None and (earlier := first.setdefault(key, incident)) != incident:
