@@ -88,6 +88,9 @@ SWEEPS = {
     # sweep 17, first sight: 13 failures, 9 drafted, 9 classified, 1 false draft, none in a healthy log
     # (Ray's exception naming its cause in parentheses read as one; a Ctrl-C's KeyboardInterrupt no bug)
     "heldout-15": (13, 10, 9, 0, 6, 0),
+    # sweep 18, first sight: 12 failures, 8 drafted, 8 classified, no false draft
+    # (Kubernetes' CrashLoopBackOff, a pod's row or its waiting reason, as a failed child)
+    "heldout-16": (12, 9, 9, 0, 6, 0),
 }
 
 
