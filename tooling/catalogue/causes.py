@@ -13,6 +13,15 @@ than another: uneven batches across ranks (uneven shards, streamed data, no ``dr
 collective the shorter rank never joins, and are fixed by evening the batches out, not by more data. Each kind
 is read from all of an incident's lines and words, as :mod:`tooling.catalogue.aftermath` reads its kinds, and goes
 into the key (``distinguish``).
+
+Ranks that could not meet at the start read the same ("The client socket has timed out after 1800s while trying to
+connect to ...") whether one rank came late because it was still preparing its data, the workers were given an
+address of the master they cannot reach, the master's host name does not resolve where they are, or a firewall
+closed the port: the remedies are a longer timeout or the data prepared once, the right address or interface, the
+IP address or the host's network, the port opened. Ranks that called different collectives read the same whatever
+made them differ: a collective gated on a decision each rank takes by itself (its own clock, its own shard's
+contents) is fixed by taking the decision together; validation on one rank through the DDP model, whose forward is
+itself a collective, by validating through the unwrapped module or on every rank.
 """
 from __future__ import annotations
 
@@ -23,6 +32,8 @@ from tooling.catalogue.evidence import kinds_told
 
 HALF_PRECISION, TRUNCATED, TEMPLATE_MISMATCH = "half-precision", "truncated", "template-mismatch"
 UNEVEN_BATCHES = "uneven-batches"
+LATE_RANK, WRONG_ADDRESS, UNRESOLVED_HOST, CLOSED_PORT = "late-rank", "wrong-address", "unresolved-host", "closed-port"
+RANK_DECIDES, ONE_RANK_VALIDATES = "rank-decides", "one-rank-validates"
 
 _HALF = r"(?:fp16|float16|half[- ]?precision|半精度)"
 _FULL = r"(?:bf16|bfloat16|fp32|float32|tf32|full[- ]?precision|全精度)"
@@ -44,7 +55,38 @@ _SAYS = {
     # one rank given more batches than another: the shorter one never joins the rest's collectives
     UNEVEN_BATCHES: re.compile(r"\buneven (?:\w+ )?(?:batch(?:es)?|inputs?)\b"
                                r"|(?<![a-z])different numbers? of (?:\w+ ){0,2}batch(?:es)?\b"
-                               r"|\b(?:rank|gpu|worker|process)[- ]dependent (?:\w+ )?lengths?\b", re.I),
+                               r"|\b(?:rank|gpu|worker|process)[- ]dependent (?:\w+ )?lengths?\b"
+                               r"|\bdifferent (?:\w+ )?batch counts?\b"  # "Ranks get different batch counts"
+                               r"|\bone (?:rank|gpu|worker|process) (?:\w+ ){0,2}(?:consumes|exhausts|runs? out of) "
+                               r"(?:its |the )?(?:data ?loader|data|batches)\b", re.I),
+    # a rank that came to the rendezvous after the others' timeout: late, slower than the rest, not done copying its
+    # data, or a dataset whose size alone made the difference (a run that names preparing its data is already
+    # under way: tooling.catalogue.phases, ``after_start``)
+    LATE_RANK: re.compile(r"\b(?:rank ?\d*|node|process|worker)s? (?:\w+ ){0,2}arriv\w* (?:\w+ ){0,2}late"
+                          r"|\bslow\w*\b[^.\n]{0,40}\b(?:across|between) (?:the )?(?:ranks|nodes|processes|workers)"
+                          r"|没有?(?:拷贝|复制|下载|加载|处理)完"
+                          r"|小\w{0,6}数据集[^。\n]{0,30}(?:可以|OK|ok|正常)"
+                          r"[^。\n]{0,30}大\w{0,3}数据集", re.I),
+    # the workers given an address of the master they cannot reach: another interface, a wrong address
+    WRONG_ADDRESS: re.compile(r"\b(?:correct|right|wrong|another|other) (?:master[ _]?|main[ _]?)?"
+                              r"(?:addr\w*|ip|interface)\b"
+                              r"|\b(?:main_process_ip|master_addr)\b[^.\n]{0,20}\bnot work"
+                              r"|\binterface\b[^.\n]{0,20}\bcan'?n?o?t communicate", re.I),
+    # the master's host name unknown where the others look it up
+    UNRESOLVED_HOST: re.compile(r"\b(?:can ?not|cannot|could not|couldn'?t|can'?t) be resolved"
+                                r"|\bhost ?name\b[^.\n]{0,40}\bnot (?:recogni[sz]ed|resolv\w*)"
+                                r"|Name or service not known", re.I),
+    # the rendezvous port not open between the nodes: a firewall, a cluster that exposes few ports
+    CLOSED_PORT: re.compile(r"\bports?\b[^.,\n]{0,30}\b(?:blocked|closed|not (?:open|opened|exposed)|are limited)\b"
+                            r"|\bfirewall\b[^.\n]{0,30}\bblock", re.I),
+    # a collective gated on a decision each rank takes by itself: some ranks enter it, the others do not
+    RANK_DECIDES: re.compile(r"\bskipping rank\b|\brank \w (?:enters|calls) a collective that rank \w skips"
+                             r"|\bsome (?:processes|ranks|workers|gpus) (?:\w+ ){0,4}(?:and|while) (?:the )?others? "
+                             r"(?:don'?t|do not|did not|didn'?t)\b", re.I),
+    # validation on one rank alone through the DDP model, whose forward is itself a collective
+    ONE_RANK_VALIDATES: re.compile(r"\bvalidat\w*(?: \w+){0,3} only (?:\w+ ){0,2}on (?:a |one )?single "
+                                   r"(?:gpu|rank|process)"
+                                   r"|\bvalidat\w* on only one (?:gpu|rank|process)", re.I),
 }
 
 _told = kinds_told(_SAYS, {})
@@ -56,4 +98,10 @@ CAUSES: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     TRUNCATED: ("zeroed-by", _told(TRUNCATED)),  # no label left after the cut
     TEMPLATE_MISMATCH: ("zeroed-by", _told(TEMPLATE_MISMATCH)),  # every sample ignored by the preprocessing
     UNEVEN_BATCHES: ("batches", _told(UNEVEN_BATCHES)),  # the ranks were not given as many batches
+    LATE_RANK: ("met", _told(LATE_RANK)),  # one rank still preparing its data past the others' timeout
+    WRONG_ADDRESS: ("met", _told(WRONG_ADDRESS)),  # the master's address unreachable from the workers
+    UNRESOLVED_HOST: ("met", _told(UNRESOLVED_HOST)),  # the master's host name unknown to the others
+    CLOSED_PORT: ("met", _told(CLOSED_PORT)),  # the port closed between the nodes
+    RANK_DECIDES: ("called", _told(RANK_DECIDES)),  # the collective gated on each rank's own decision
+    ONE_RANK_VALIDATES: ("called", _told(ONE_RANK_VALIDATES)),  # DDP's forward run on one rank
 }
