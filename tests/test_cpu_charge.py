@@ -1,0 +1,42 @@
+"""tests/cpu_charge.py: the CPU a test's child processes use is charged to that test, not to the
+one that runs beside or after it (where this machine has cgroup v1's cpuacct and we are root)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import PROJECT
+
+sys.path.insert(0, str(Path(__file__).parent))
+import cpu_charge  # noqa: E402  (beside this file: the plugin itself)
+
+TESTS = '''
+import subprocess, sys, time
+
+def test_burns():
+    subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 1.0\\nwhile time.process_time() < end: pass"], check=True)
+
+def test_sleeps():
+    time.sleep(0.5)
+'''
+
+
+@pytest.mark.skipif(not cpu_charge.usable(), reason="no cgroup v1 cpuacct to write to (root on this machine has one)")
+def test_a_childs_cpu_is_charged_to_the_test_that_started_it(tmp_path: Path) -> None:
+    (tmp_path / "test_load.py").write_text(TESTS)
+    env = {**os.environ, "CPU_CHARGE_GROUP": f"pytest-cpu-{os.getpid()}", "CPU_CHARGE_NAMES": str(tmp_path / "names")}
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.cpu_charge",
+                          "-c", "/dev/null", "--rootdir", str(tmp_path), str(tmp_path / "test_load.py")],
+                         cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    shown = subprocess.run([sys.executable, "tests/cpu_charge.py", "5"], cwd=PROJECT, env=env,
+                           capture_output=True, text=True, timeout=60)
+    charged = {line.split("s  ", 1)[1]: float(line.split()[0]) for line in shown.stdout.splitlines()
+               if line.startswith("  ") and "::" in line}
+    assert charged["test_load.py::test_burns"] >= 0.9, shown.stdout  # its child's second of CPU
+    assert charged["test_load.py::test_sleeps"] < 0.3, shown.stdout
+    assert not (Path("/sys/fs/cgroup/cpuacct") / env["CPU_CHARGE_GROUP"]).exists()  # the report clears up
