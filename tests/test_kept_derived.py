@@ -91,6 +91,12 @@ def test_what_is_derived_from_an_unchanged_file_is_kept_and_read_back(tmp_path: 
     checks.changed = True
     checks.save()
     assert failures() == [[["INC-0001"], ["INC-0002"]]]  # still one automation's
+    # a kept value not of coded()'s shape (another version's, a damaged file) is made again, not used
+    checks = KeptChecks(root)
+    checks.derived[key][CODES] = {"xid": ["xid:31"]}
+    checks.changed = True
+    checks.save()
+    assert failures() == [[["INC-0001", "INC-0002"]]]
 
 
 def test_a_changed_file_is_derived_again(tmp_path: Path) -> None:

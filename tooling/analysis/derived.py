@@ -69,8 +69,8 @@ def kept_signatures(views: list[IncidentView], kept: Kept) -> dict[str, tuple[st
 def kept_codes(kept: Kept) -> Callable[[IncidentView, Identity], dict[str, frozenset[str]]]:
     """:func:`~tooling.analysis.coded.coded` of an incident, kept as identities are: asked only of
     incidents whose key another incident has (grouping), so kept only for those."""
-    def valid(value: Any) -> bool:
-        return isinstance(value, dict)
+    def valid(value: Any) -> bool:  # what coded() returns: family -> the failures named, as a frozenset
+        return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, frozenset) for k, v in value.items())
     return lambda view, identity: kept.kept_or_made(view.record.path, CODES, valid, lambda: coded(identity, view.data))
 
 
