@@ -38,6 +38,13 @@ FLAGS = re.IGNORECASE | re.MULTILINE  # lookup.js's "im"
 # lines told by a code written by its number (a CUDA error, a glog CHECK's value, a signal), from the
 # tests that hold the Recogniser to them; some name no error, or no mode
 TOLD_BY_NUMBER = [line for line, _ in [*CHECKS, *CUDA_BY_NUMBER, *SIGNALS]] + NAMING_NO_ERROR
+# lines that list the causes a failure might have: read up to the list, as the Recogniser reads them
+LISTING_CAUSES = [
+    "End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to "
+    "high memory usage. (2) ray stop --force is called.",
+    "The worker died unexpectedly. Possible reasons: the node ran out of memory (OOM), or a segmentation fault.",
+    "RuntimeError: CUDA error: an illegal memory access was encountered. Likely causes: Xid 79 or an NCCL timeout",
+]
 
 
 @lru_cache(maxsize=1)
@@ -70,6 +77,8 @@ def recognised_via(text: str) -> tuple[str, str] | None:
     """lookup.js's recognised(): codes a mode owns, recognisers, then codes written by number read as
     their names; specific before generic. (mode id, what decided it: "" for a recogniser)."""
     d = data()
+    listed = re.search(d["candidates"], text, re.IGNORECASE)  # the causes it might have: none asserted
+    text = text[:listed.start()] if listed else text
     errnos = _numbers(d["errno"], text) + [d["errnoNames"][n] for n in re.findall(r"\bE[A-Z]{2,12}\b", text)
                                              if n in d["errnoNames"]]
     errnos += [n for message, n in d["errnoMessages"].items() if message in text.lower()]
@@ -149,7 +158,7 @@ def test_the_browser_matcher_recognises_no_healthy_line() -> None:
     assert [line for line in NORMAL if recognised(line) is not None] == []
 
 
-@pytest.mark.parametrize("line", TOLD_BY_NUMBER)
+@pytest.mark.parametrize("line", TOLD_BY_NUMBER + LISTING_CAUSES)
 def test_the_browser_matcher_reads_codes_written_by_number_as_the_recogniser_does(line: str) -> None:
     found = recognise(line)
     patterns = {repr(p) for m in catalogue().modes for p in m.recognisers}

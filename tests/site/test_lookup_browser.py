@@ -24,7 +24,7 @@ from tabs import Tabs
 from site_support import NOW
 from test_accessibility import SCREENS
 from test_failure_modes import EVIDENCE
-from test_lookup_data import NCCL_TRACE, TOLD_BY_NUMBER, recognised_via
+from test_lookup_data import LISTING_CAUSES, NCCL_TRACE, TOLD_BY_NUMBER, recognised_via
 from tooling.analysis import Analysis, load_analysis
 from tooling.site.filters import dt
 from tooling.site.i18n import ENGLISH, edition
@@ -104,9 +104,10 @@ def test_the_script_finds_every_proven_log_line_as_its_mode(page: Page, site_url
 
 
 def test_the_script_reads_proven_lines_told_by_number_as_the_scan_does(page: Page, site_url: str) -> None:
-    """Codes written by number (a CUDA error, a glog CHECK's value, a signal, NCCL's return trace):
-    the script names what tests/test_lookup_data.py's steps name, held there to the Recogniser and the scan."""
-    lines = [*TOLD_BY_NUMBER, *NCCL_TRACE.splitlines()]
+    """Codes written by number (a CUDA error, a glog CHECK's value, a signal, NCCL's return trace), and
+    lines that list the causes a failure might have: the script names what tests/test_lookup_data.py's
+    steps name, held there to the Recogniser and the scan."""
+    lines = [*TOLD_BY_NUMBER, *LISTING_CAUSES, *NCCL_TRACE.splitlines()]
     page.goto(site_url + "/")
     found = page.evaluate("lines => lines.map(line => playbookRecognised(line))", lines)
     expected = [list(named) if (named := recognised_via(line)) else None for line in lines]

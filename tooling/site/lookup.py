@@ -104,6 +104,8 @@ def lookup_data(modes: Catalogue | None = None) -> dict[str, Any]:
         "errnoNames": {name: n for n, name in errno_module.errorcode.items() if n in errnos},
         "errnoMessages": {os.strerror(n).lower(): n for n in sorted(errnos)},
         "numbered": _numbered(),
+        # a list of the causes a failure might have asserts none: a line is read up to it (recognise.asserted)
+        "candidates": recognise._CANDIDATES.pattern,
         # clauses that clear something of blame name no failure (recognise.affirmed)
         "cleared": recognise._CLEARED.pattern,
         "clause": recognise._CLAUSE.pattern,

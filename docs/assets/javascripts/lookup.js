@@ -110,6 +110,7 @@
   // The mode a line is (null: none), and what decided it: "Xid 79", "signal 6 (SIGABRT)", or "" for
   // a recogniser.
   function recognised(data, text) {
+    text = asserted(data, text);
     var found = identifying(data, text);
     var fits = [];
     var seen = {};
@@ -131,6 +132,13 @@
     });
     fits.sort(function (a, b) { return (a.mode.generic - b.mode.generic) || (a.mode.rank - b.mode.rank); });
     return fits.length ? fits[0] : null;
+  }
+
+  // A line up to a clause that lists the causes it might have (recognise.asserted): Ray's "There are
+  // some potential root causes. (1) ... killed by SIGKILL by OOM killer" names none of them.
+  function asserted(data, text) {
+    var found = new RegExp(data.candidates, "i").exec(text);
+    return found ? text.slice(0, found.index) : text;
   }
 
   // The words without the clauses that clear something of blame (recognise.affirmed).
