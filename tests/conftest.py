@@ -4,10 +4,8 @@ from __future__ import annotations
 import functools
 import os
 import re
-import resource
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Iterator
 
@@ -299,20 +297,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("slow")
         if node in EXECUTABLE or node.split("[", 1)[0] in EXECUTABLE:
             item.add_marker("executable")
-
-
-# TOOLING_TEST_CPU=FILE: each test's wall and CPU seconds (this process's and the children it reaped:
-# trainers, builds, the executable) appended to FILE as `node<TAB>wall<TAB>cpu` lines, by every worker
-# of a parallel run. The suite's time on two cores is its CPU more than its waits; this says where it goes.
-if os.environ.get("TOOLING_TEST_CPU"):
-    def _cpu() -> float:
-        own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-        cpu, wall = _cpu(), time.monotonic()
-        yield
-        line = f"{item.nodeid}\t{time.monotonic() - wall:.2f}\t{_cpu() - cpu:.2f}\n"
-        with open(os.environ["TOOLING_TEST_CPU"], "a", encoding="utf-8") as out:
-            out.write(line)  # one short append: lines of several workers never interleave

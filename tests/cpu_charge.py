@@ -6,13 +6,16 @@ enough: a session's browser, a cluster's daemons and a trainer's ranks do the wo
 test's start its worker and every process under it move into a fresh cpuacct cgroup (cgroup v1,
 as this machine has), and what they and their children use during the test is charged to it.
 A process made before and kept (a session's browser) is charged to each test for its part.
+Without a cgroup to write to (not root, cgroup v2 only) a test is charged what its worker and the
+children it reaped used (getrusage): a trainer SLURM starts, a session's browser are not counted.
 
-    pytest -p cpu_charge ...          (needs root and /sys/fs/cgroup/cpuacct; else it does nothing)
-    python tests/cpu_charge.py [N]    the N costliest tests, and each file's sum, then clears up
+    ./dev test -p tests.cpu_charge ...   (.ci/run does, for the tests outside the fast tier)
+    python tests/cpu_charge.py [N]       the N costliest tests, and each file's sum, then clears up
 """
 from __future__ import annotations
 
 import os
+import resource
 import sys
 from collections import Counter
 from pathlib import Path
@@ -52,14 +55,23 @@ def _charge_to(group: Path) -> None:
             pass  # ended meanwhile
 
 
+def _reaped() -> float:
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
-    if not usable():
-        return (yield)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    NAMES.mkdir(parents=True, exist_ok=True)
+    if not usable():
+        before = _reaped()
+        result = yield
+        with open(NAMES / f"{worker}.reaped", "a", encoding="utf-8") as reaped:
+            reaped.write(f"{item.nodeid}\t{_reaped() - before:.3f}\n")  # one short append: workers never interleave
+        return result
     count = getattr(pytest_runtest_protocol, "count", 0) + 1
     pytest_runtest_protocol.count = count  # type: ignore[attr-defined]
-    NAMES.mkdir(parents=True, exist_ok=True)
     with open(NAMES / f"{worker}.tsv", "a", encoding="utf-8") as names:
         names.write(f"{worker}-{count}\t{item.nodeid}\n")
     _charge_to(ROOT / f"{worker}-{count}")
@@ -73,7 +85,11 @@ def report(top: int) -> None:
     for table in NAMES.glob("*.tsv"):
         names.update(line.split("\t", 1) for line in table.read_text(encoding="utf-8").splitlines())
     costs = Counter({names.get(group.name, group.name): int((group / "cpuacct.usage").read_text()) / 1e9
-                     for group in ROOT.iterdir() if group.is_dir()})
+                     for group in (ROOT.iterdir() if ROOT.is_dir() else ()) if group.is_dir()})
+    for table in NAMES.glob("*.reaped"):  # where there was no cgroup
+        for test, seconds in (line.split("\t") for line in table.read_text(encoding="utf-8").splitlines()):
+            names[test] = test
+            costs[test] += float(seconds)
     files: Counter[str] = Counter()
     for test, seconds in costs.items():
         files[test.split("::", 1)[0]] += seconds
@@ -96,11 +112,11 @@ def clear() -> None:
         group.rmdir()
     if ROOT.is_dir():
         ROOT.rmdir()
-    for table in NAMES.glob("*.tsv"):
+    for table in [*NAMES.glob("*.tsv"), *NAMES.glob("*.reaped")]:
         table.unlink()
 
 
 if __name__ == "__main__":
-    if ROOT.is_dir():
+    if ROOT.is_dir() or any(NAMES.glob("*.reaped")):
         report(int(sys.argv[1]) if len(sys.argv) > 1 else 25)
     clear()

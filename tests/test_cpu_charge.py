@@ -1,5 +1,6 @@
 """tests/cpu_charge.py: the CPU a test's child processes use is charged to that test, not to the
-one that runs beside or after it (where this machine has cgroup v1's cpuacct and we are root)."""
+one that runs beside or after it: by cgroup where this machine has cgroup v1's cpuacct and we are
+root, else by what the worker reaped."""
 from __future__ import annotations
 
 import os
@@ -25,18 +26,31 @@ def test_sleeps():
 '''
 
 
-@pytest.mark.skipif(not cpu_charge.usable(), reason="no cgroup v1 cpuacct to write to (root on this machine has one)")
-def test_a_childs_cpu_is_charged_to_the_test_that_started_it(tmp_path: Path) -> None:
+def charged(tmp_path: Path, group: str) -> dict[str, float]:
+    """Each test of TESTS -> the CPU seconds the report charges it, run with the plugin under ``group``."""
     (tmp_path / "test_load.py").write_text(TESTS)
-    env = {**os.environ, "CPU_CHARGE_GROUP": f"pytest-cpu-{os.getpid()}", "CPU_CHARGE_NAMES": str(tmp_path / "names")}
+    env = {**os.environ, "CPU_CHARGE_GROUP": group, "CPU_CHARGE_NAMES": str(tmp_path / "names")}
     ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.cpu_charge",
                           "-c", "/dev/null", "--rootdir", str(tmp_path), str(tmp_path / "test_load.py")],
                          cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     shown = subprocess.run([sys.executable, "tests/cpu_charge.py", "5"], cwd=PROJECT, env=env,
                            capture_output=True, text=True, timeout=60)
-    charged = {line.split("s  ", 1)[1]: float(line.split()[0]) for line in shown.stdout.splitlines()
-               if line.startswith("  ") and "::" in line}
-    assert charged["test_load.py::test_burns"] >= 0.9, shown.stdout  # its child's second of CPU
-    assert charged["test_load.py::test_sleeps"] < 0.3, shown.stdout
-    assert not (Path("/sys/fs/cgroup/cpuacct") / env["CPU_CHARGE_GROUP"]).exists()  # the report clears up
+    assert list((tmp_path / "names").iterdir()) == []  # the report clears up
+    return {line.split("s  ", 1)[1]: float(line.split()[0]) for line in shown.stdout.splitlines()
+            if line.startswith("  ") and "::" in line}
+
+
+@pytest.mark.skipif(not cpu_charge.usable(), reason="no cgroup v1 cpuacct to write to (root on this machine has one)")
+def test_a_childs_cpu_is_charged_to_the_test_that_started_it(tmp_path: Path) -> None:
+    group = f"pytest-cpu-{os.getpid()}"
+    found = charged(tmp_path, group)
+    assert found["test_load.py::test_burns"] >= 0.9, found  # its child's second of CPU
+    assert found["test_load.py::test_sleeps"] < 0.3, found
+    assert not (cpu_charge.ROOT.parent / group).exists()
+
+
+def test_without_a_cgroup_a_test_is_charged_what_its_worker_reaped(tmp_path: Path) -> None:
+    found = charged(tmp_path, "no/such/place")  # a group that cannot be made: as without root
+    assert found["test_load.py::test_burns"] >= 0.9, found
+    assert found["test_load.py::test_sleeps"] < 0.3, found
