@@ -91,6 +91,9 @@ SWEEPS = {
     # sweep 18, first sight: 12 failures, 8 drafted, 8 classified, no false draft
     # (Kubernetes' CrashLoopBackOff, a pod's row or its waiting reason, as a failed child)
     "heldout-16": (12, 9, 9, 0, 6, 0),
+    # sweep 19, first sight: 15 failures, 12 drafted, 12 classified, no false draft
+    # (the driver's GSP calls refused with NV_ERR_RESET_REQUIRED, no Xid, as gpu.gsp-error)
+    "heldout-17": (15, 13, 13, 0, 6, 0),
 }
 
 
