@@ -22,6 +22,12 @@ IP address or the host's network, the port opened. Ranks that called different c
 made them differ: a collective gated on a decision each rank takes by itself (its own clock, its own shard's
 contents) is fixed by taking the decision together; validation on one rank through the DDP model, whose forward is
 itself a collective, by validating through the unwrapped module or on every rank.
+
+A job that stays up after one of its processes failed reads the same ("hangs", "never terminates") whatever kept it
+up: an error that left one MPI rank through the normal finalize, which MPI takes for a clean exit, is fixed in the
+code's error path; an error nobody turned into an abort (``MPI_Abort``, ``comm.Abort()``), by aborting on it; the
+failing rank hung in its own exit handlers (``atexit``), by leaving without them; data-loader workers that outlive
+the killed trainer and keep its GPU memory, by ending them with it.
 """
 from __future__ import annotations
 
@@ -34,6 +40,8 @@ HALF_PRECISION, TRUNCATED, TEMPLATE_MISMATCH = "half-precision", "truncated", "t
 UNEVEN_BATCHES = "uneven-batches"
 LATE_RANK, WRONG_ADDRESS, UNRESOLVED_HOST, CLOSED_PORT = "late-rank", "wrong-address", "unresolved-host", "closed-port"
 RANK_DECIDES, ONE_RANK_VALIDATES = "rank-decides", "one-rank-validates"
+FINALIZE_ON_ERROR, NO_ABORT, EXIT_HANDLERS = "finalize-on-error", "no-abort", "exit-handlers"
+LOADER_WORKERS_OUTLIVE = "loader-workers-outlive"
 
 _HALF = r"(?:fp16|float16|half[- ]?precision|半精度)"
 _FULL = r"(?:bf16|bfloat16|fp32|float32|tf32|full[- ]?precision|全精度)"
@@ -87,6 +95,18 @@ _SAYS = {
     ONE_RANK_VALIDATES: re.compile(r"\bvalidat\w*(?: \w+){0,3} only (?:\w+ ){0,2}on (?:a |one )?single "
                                    r"(?:gpu|rank|process)"
                                    r"|\bvalidat\w* on only one (?:gpu|rank|process)", re.I),
+    # an error path that leaves through MPI's normal end, which the other ranks cannot tell from success
+    FINALIZE_ON_ERROR: re.compile(r"\bMPI_?finali[sz]e\b|\bfinali[sz]e_process\b|\bnormal termination\b"
+                                  r"|\bregular exit", re.I),
+    # an error that never became an abort of the whole job
+    NO_ABORT: re.compile(r"\bMPI_Abort\b|\bcomm\.Abort\b|\babort the (?:whole )?job\b", re.I),
+    # the failing rank hung in its own exit: the handlers Python runs at exit
+    EXIT_HANDLERS: re.compile(r"\batexit\b|\bexit ?handlers?\b", re.I),
+    # the data loader's worker processes left alive by a killed trainer, holding its GPU memory
+    LOADER_WORKERS_OUTLIVE: re.compile(
+        r"\bdata ?loader\b[^.\n]{0,40}\b(?:workers?|child(?:ren)?|multiple processes)\b"
+        r"|\b(?:workers?|child(?:ren)? process\w*) (?:created by|in|of) (?:the |pytorch )?data ?loader\b"
+        r"|\bnum_workers ?> ?0\b", re.I),
 }
 
 _told = kinds_told(_SAYS, {})
@@ -104,4 +124,8 @@ CAUSES: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     CLOSED_PORT: ("met", _told(CLOSED_PORT)),  # the port closed between the nodes
     RANK_DECIDES: ("called", _told(RANK_DECIDES)),  # the collective gated on each rank's own decision
     ONE_RANK_VALIDATES: ("called", _told(ONE_RANK_VALIDATES)),  # DDP's forward run on one rank
+    FINALIZE_ON_ERROR: ("kept-up-by", _told(FINALIZE_ON_ERROR)),  # an error left through MPI's normal end
+    NO_ABORT: ("kept-up-by", _told(NO_ABORT)),  # an error never turned into an abort
+    EXIT_HANDLERS: ("kept-up-by", _told(EXIT_HANDLERS)),  # the failing rank hung in its exit handlers
+    LOADER_WORKERS_OUTLIVE: ("kept-up-by", _told(LOADER_WORKERS_OUTLIVE)),  # workers outlived the trainer
 }
