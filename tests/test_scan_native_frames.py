@@ -112,3 +112,14 @@ def test_the_functions_each_shape_names() -> None:
     assert frames.names(("    @     0x7f1b2c0a1a2e c10d::ProcessGroupNCCL::ncclCommWatchdog()",
                          "    @     0x7f1c8a25f520 (unknown)")) == ["c10d::ProcessGroupNCCL::ncclCommWatchdog()"]
     assert not frames.is_frame("loss went to 0x7f at step 3 (see [0x10])")
+
+
+def test_the_tail_of_a_stack_overflow_past_frame_9999_is_a_block(tmp_path: Path) -> None:
+    """A native stack overflow prints a frame for each call, up to some hundred thousand; a paste
+    often keeps only its last frames, numbered past 9,999 (they were not read as frames)."""
+    tail = [f"#{n}  0x00007f1b2c{n:06x} in recurse (depth={n}) at model.cpp:{n}" for n in range(174650, 174654)]
+    assert all(frames.is_frame(line) for line in tail)
+    assert frames.is_frame("[rank0]:frame #10240: <unknown function> + 0x94ac3 (0x7f3e8d0a9ac3 in /lib/libc.so.6)")
+    [draft] = drafts(tmp_path, "\n".join([*STEPS, *tail]) + "\n")
+    assert _found([draft]) == [("other.unclassified", 4, 7)]
+    assert draft["evidence"] == ["4 native stack frames, innermost first: recurse"]

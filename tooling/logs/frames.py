@@ -30,8 +30,8 @@ from tooling.logs import blocks
 
 # the shapes, for the scan's automaton (Hyperscan and re alike) and for telling a line is a frame
 PATTERNS = (r"(?:\+0x[0-9a-f]+)?\) \[0x[0-9a-f]{6,}\]",  # glibc's backtrace_symbols: "(+0x94ac3) [0x..."
-            r"(?:^|[\s)\]:])#[0-9]{1,4} +0x[0-9a-f]{6,} in \S",  # gdb's, libunwind's
-            r"\bframe #[0-9]{1,4}: \S",  # c10's
+            r"(?:^|[\s)\]:])#[0-9]{1,7} +0x[0-9a-f]{6,} in \S",  # gdb's, libunwind's (a stack overflow: #174652)
+            r"\bframe #[0-9]{1,7}: \S",  # c10's
             r"(?:^|[\s)\]:])@ +0x[0-9a-f]{6,}\b")  # glog's signal handler
 _FRAME = re.compile("|".join(PATTERNS), re.IGNORECASE)
 MIN_FRAMES = 3  # in a row: one or two such lines may be anything (a pointer printed in a message)
