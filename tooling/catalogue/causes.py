@@ -28,6 +28,15 @@ up: an error that left one MPI rank through the normal finalize, which MPI takes
 code's error path; an error nobody turned into an abort (``MPI_Abort``, ``comm.Abort()``), by aborting on it; the
 failing rank hung in its own exit handlers (``atexit``), by leaving without them; data-loader workers that outlive
 the killed trainer and keep its GPU memory, by ending them with it.
+
+An I/O error reads the same (``[Errno 5] Input/output error``) whatever failed the read: a mounted drive that gives up
+on a folder holding too many files (Colab's Google Drive: its time-outs and its EIO are one failure) is fixed by
+spreading the files over folders or copying them to local disk; a disk going bad (pending or bad sectors, the
+kernel's ATA errors) by replacing it. Shared memory a killed run left behind is found by the next run (its name
+taken, a hang at start), fixed by removing it at start; leftovers of many killed runs piling up until /dev/shm is
+full are another failure, fixed by sweeping it between jobs. Segments that the login manager removes under a live
+job when its user logs out (systemd-logind's ``RemoveIPC``) are the opposite, fixed by ``RemoveIPC=no`` or
+lingering.
 """
 from __future__ import annotations
 
@@ -42,11 +51,16 @@ LATE_RANK, WRONG_ADDRESS, UNRESOLVED_HOST, CLOSED_PORT = "late-rank", "wrong-add
 RANK_DECIDES, ONE_RANK_VALIDATES = "rank-decides", "one-rank-validates"
 FINALIZE_ON_ERROR, NO_ABORT, EXIT_HANDLERS = "finalize-on-error", "no-abort", "exit-handlers"
 LOADER_WORKERS_OUTLIVE = "loader-workers-outlive"
+CROWDED_FOLDER, FAILING_DISK = "crowded-folder", "failing-disk"
+PILED_UP, REAPED_AT_LOGOUT = "piled-up", "reaped-at-logout"
 
 _HALF = r"(?:fp16|float16|half[- ]?precision|半精度)"
 _FULL = r"(?:bf16|bfloat16|fp32|float32|tf32|full[- ]?precision|全精度)"
 _ZERO = r"\bloss\w{0,2}\s?(?:=|:|为|是|is|was|will be)?\s?0(?![.0-9])"  # "loss=0", "loss值为0", not "loss 0.6"
 _CLAUSE = r"[^,，.。;；!！?？\n]"  # within one clause: "fp16 ... loss=0", not a clause apart
+_FOLDER = r"\b(?:sub)?(?:folders?|director(?:y|ies))\b"
+_MANY = r"(?:\d[\d,.]*\s?(?:k|K|thousand)\b|\d{1,3}(?:,\d{3})+\b|thousands of\b)"  # "123k", "65,000", "thousands of"
+_SHM = r"(?:shared[-_ ]memory|\bshm\w*\b|/dev/shm|\bsemaphores?\b|\bsegments?\b|\bipc\b)"
 _SAYS = {
     # half precision named with the zero it gave, a switch to it, or a wider precision as what made the loss
     # normal again ("bf16 and the loss is normal", "can use fp32"); a precision only tried ("bf16 false fp16
@@ -107,6 +121,27 @@ _SAYS = {
         r"\bdata ?loader\b[^.\n]{0,40}\b(?:workers?|child(?:ren)?|multiple processes)\b"
         r"|\b(?:workers?|child(?:ren)? process\w*) (?:created by|in|of) (?:the |pytorch )?data ?loader\b"
         r"|\bnum_workers ?> ?0\b", re.I),
+    # a folder holding more files than the mounted drive can list in time: too many of them, or tens of thousands
+    CROWDED_FOLDER: re.compile(rf"\btoo many (?:files|items|images)\b[^.\n]{{0,30}}{_FOLDER}"
+                               rf"|{_FOLDER}[^.\n]{{0,30}}\btoo many (?:files|items|images)\b"
+                               rf"|{_FOLDER}[^.\n]{{0,40}}\b(?:contains?|containing|has|have|holds?|with)\b"
+                               rf"[^.\n]{{0,20}}?{_MANY}"
+                               rf"|{_MANY}[^.\n]{{0,20}}\b(?:images|files|examples|items)\b "
+                               rf"in (?:one|a|the same|a single) {_FOLDER}"
+                               rf"|\bnumber of files\b[^.\n]{{0,30}}\bin a {_FOLDER}", re.I),
+    # the device itself failing: bad or pending sectors, the kernel's ATA or block errors on a sector
+    FAILING_DISK: re.compile(r"\bbad (?:disk|drive|hdd|ssd|sectors?|blocks?)\b"
+                             r"|\b(?:disk|drive|hdd|ssd)\b[^.\n]{0,20}\bgoing bad\b"
+                             r"|\bpending[ _]sectors?\b|\bCurrent_Pending_Sector\b|\bOffline_Uncorrectable\b"
+                             r"|\bmedium error\b|\bunrecovered read error\b"
+                             r"|\bata\d+(?:\.\d+)?: (?:failed command|error: \{)|\bI/O error, dev \w+, sector\b", re.I),
+    # the leftovers of killed runs adding up until the space is gone (a name the next run finds taken, a hang at its
+    # start, is the mode's failure told by none)
+    PILED_UP: re.compile(r"\baccumulat\w*|\bpil(?:e|es|ed|ing) up\b|\bfill(?:s|ed|ing)? up\b"
+                         r"|\b(?:become|becomes|became|gets?|got) (?:\w+ ){0,1}full\b|\bipcrm\b", re.I),
+    # segments removed under a live job by the login manager when the user's last session ends
+    REAPED_AT_LOGOUT: re.compile(rf"\bRemoveIPC\b|\blogind\b|\blog(?:s|ged)? ?out\b[^.\n]{{0,60}}{_SHM}"
+                                 rf"|{_SHM}[^.\n]{{0,60}}\blog(?:s|ged)? ?out\b", re.I),
 }
 
 _told = kinds_told(_SAYS, {})
@@ -128,4 +163,8 @@ CAUSES: dict[str, tuple[str, Callable[[dict[str, Any]], bool]]] = {
     NO_ABORT: ("kept-up-by", _told(NO_ABORT)),  # an error never turned into an abort
     EXIT_HANDLERS: ("kept-up-by", _told(EXIT_HANDLERS)),  # the failing rank hung in its exit handlers
     LOADER_WORKERS_OUTLIVE: ("kept-up-by", _told(LOADER_WORKERS_OUTLIVE)),  # workers outlived the trainer
+    CROWDED_FOLDER: ("read-failed-by", _told(CROWDED_FOLDER)),  # a mounted drive's folder with too many files
+    FAILING_DISK: ("read-failed-by", _told(FAILING_DISK)),  # the disk itself going bad
+    PILED_UP: ("left-behind", _told(PILED_UP)),  # killed runs' leftovers fill /dev/shm
+    REAPED_AT_LOGOUT: ("removed-by", _told(REAPED_AT_LOGOUT)),  # removed under a live job at the user's logout
 }
