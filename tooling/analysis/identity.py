@@ -33,7 +33,8 @@ from tooling.analysis.similarity import STOP_WORDS
 from tooling.catalogue.codes import line_words, shown_identifying
 from tooling.catalogue.evidence import primary, routine_mode
 from tooling.catalogue.modes import FailureMode, catalogue
-from tooling.catalogue.phases import SAVING, TOLD_BY_WORDS, named_phase, phase_of
+from tooling.catalogue.distinguish import told_by_words
+from tooling.catalogue.phases import SAVING, named_phase, phase_of
 from tooling.catalogue.recognise import CODE_LABELS, Recognition
 from tooling.catalogue.signatures import is_progress, looks_like_an_error
 from tooling.messages import N_, Message, message
@@ -150,9 +151,9 @@ def _mode_key(mode: FailureMode, line: str | None, via: str, recognised: list[Re
     extra: list[str] = []
     if "saving" in mode.distinguish and phase_of(data, mode) == SAVING:
         extra.append(f"phase={SAVING}")  # the save's own footprint, not the run's
-    extra += [f"{name}={kind}" for kind, (name, says) in TOLD_BY_WORDS.items()
-              if kind in mode.distinguish and says(data)]
-    for kind in (k for k in mode.distinguish if k != "message" and k not in TOLD_BY_WORDS):  # "saving": Codes.of
+    told = told_by_words()
+    extra += [f"{name}={kind}" for kind, (name, says) in told.items() if kind in mode.distinguish and says(data)]
+    for kind in (k for k in mode.distinguish if k != "message" and k not in told):  # "saving": Codes.of
         values = [v for r in recognised for v in r.codes.of(kind)]
         if values:
             extra.append(f"{kind}={values[0].split(': ', 1)[-1] if kind == 'exception' else values[0]}")

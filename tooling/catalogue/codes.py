@@ -119,7 +119,7 @@ class Codes:
 
     def of(self, kind: str) -> tuple[str, ...]:
         """A line's codes of ``kind``; none for a kind that is the incident's to say, never a line's
-        (a save, a machine with no GPU: tooling.catalogue.phases.TOLD_BY_WORDS)."""
+        (a save: tooling.catalogue.phases; a machine with no GPU: tooling.catalogue.distinguish)."""
         return tuple(str(v) for v in getattr(self, kind, ()))
 
 

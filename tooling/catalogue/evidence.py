@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 from tooling.catalogue.modes import FailureMode, catalogue
 from tooling.catalogue.recognise import Recognition, affirmed, coded, recognise, recogniser, suggest_counted
@@ -165,24 +165,6 @@ def description(data: dict[str, Any]) -> str:
 def _fields(data: dict[str, Any]) -> list[str]:
     # the notes are left out: they weigh hypotheses ("IOMMU settings did not help")
     return [str(data.get("title", "")), *map(str, data.get("keywords", [])), str(data.get("root_cause", ""))]
-
-
-def says(pattern: re.Pattern[str], data: dict[str, Any]) -> bool:
-    """Whether one of an incident's verbatim lines, or its own words, match ``pattern``."""
-    return any(pattern.search(str(line)) for line in data.get("signatures", [])) \
-        or pattern.search(description(data)) is not None
-
-
-Test = Callable[[dict[str, Any]], bool]
-
-
-def kinds_told(patterns: dict[str, re.Pattern[str]], unless: dict[str, str]) -> Callable[[str], Test]:
-    """For each kind of ``patterns``, the test that an incident says it and not a kind that explains it
-    (``unless``: a kind -> the kind that would have caused it, whose words then tell the failure)."""
-    def test(kind: str) -> Test:
-        other = unless.get(kind)
-        return lambda data: says(patterns[kind], data) and not (other is not None and says(patterns[other], data))
-    return test
 
 
 def named_modes(text: str) -> list[FailureMode]:
