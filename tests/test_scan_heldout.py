@@ -94,6 +94,10 @@ SWEEPS = {
     # sweep 19, first sight: 15 failures, 12 drafted, 12 classified, no false draft
     # (the driver's GSP calls refused with NV_ERR_RESET_REQUIRED, no Xid, as gpu.gsp-error)
     "heldout-17": (15, 13, 13, 0, 6, 0),
+    # sweep 20, first sight: 14 failures, 11 drafted, 10 classified, no false draft
+    # (an object store's SlowDown after the client's retries as storage.io-error, Horovod shut down
+    # by another rank as a failed child)
+    "heldout-18": (14, 13, 12, 0, 6, 0),
 }
 
 
