@@ -98,6 +98,10 @@ SWEEPS = {
     # (an object store's SlowDown after the client's retries as storage.io-error, Horovod shut down
     # by another rank as a failed child)
     "heldout-18": (14, 13, 12, 0, 6, 0),
+    # sweep 21, first sight: 13 failures, 13 drafted, 9 classified, no false draft
+    # (a TPU's HBM buffer allocation and torch_npu's 'NPU out of memory' as cuda.oom, numpy's short
+    # write, 'N requested and 0 written', as storage.io-error)
+    "heldout-19": (13, 13, 12, 0, 6, 0),
 }
 
 
