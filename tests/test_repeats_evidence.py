@@ -64,7 +64,8 @@ def test_a_code_quoted_in_a_description_names_its_mode() -> None:
 
 def test_a_description_alone_is_read_for_the_cause_it_names_most() -> None:
     records = [
-        _incident(1, title="DataLoader cannot open shared memory object",
+        # (a data loader named in it would tell what held the descriptors: tests/test_repeats_open_files_and_tmp.py)
+        _incident(1, title="Workers cannot open shared memory object",
                   root_cause="The process ran out of file descriptors; raising ulimit -n fixed it."),
         _incident(2, signatures=["OSError: [Errno 24] Too many open files"]),
         _incident(3, keywords=["shared memory", "ulimit"]),  # as much one as the other: neither
