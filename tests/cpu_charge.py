@@ -60,6 +60,13 @@ def _reaped() -> float:
     return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A run killed before its report leaves its groups and names behind, and this run's figures would
+    add to them (its groups have the same names): cleared first, once, by the run's controller."""
+    if not hasattr(session.config, "workerinput"):  # not an xdist worker: the controller, or a run without xdist
+        clear()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")

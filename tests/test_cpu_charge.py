@@ -26,14 +26,16 @@ def test_sleeps():
 '''
 
 
-def charged(tmp_path: Path, group: str) -> dict[str, float]:
-    """Each test of TESTS -> the CPU seconds the report charges it, run with the plugin under ``group``."""
+def charged(tmp_path: Path, group: str, *, runs: int = 1) -> dict[str, float]:
+    """Each test of TESTS -> the CPU seconds the report charges it, run with the plugin under ``group``
+    (``runs`` times, the report after the last: the runs before it as if killed before their report)."""
     (tmp_path / "test_load.py").write_text(TESTS)
     env = {**os.environ, "CPU_CHARGE_GROUP": group, "CPU_CHARGE_NAMES": str(tmp_path / "names")}
-    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.cpu_charge",
-                          "-c", "/dev/null", "--rootdir", str(tmp_path), str(tmp_path / "test_load.py")],
-                         cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for _ in range(runs):
+        ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.cpu_charge",
+                              "-c", "/dev/null", "--rootdir", str(tmp_path), str(tmp_path / "test_load.py")],
+                             cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
     shown = subprocess.run([sys.executable, "tests/cpu_charge.py", "5"], cwd=PROJECT, env=env,
                            capture_output=True, text=True, timeout=60)
     assert list((tmp_path / "names").iterdir()) == []  # the report clears up
@@ -54,3 +56,11 @@ def test_without_a_cgroup_a_test_is_charged_what_its_worker_reaped(tmp_path: Pat
     found = charged(tmp_path, "no/such/place")  # a group that cannot be made: as without root
     assert found["test_load.py::test_burns"] >= 0.9, found
     assert found["test_load.py::test_sleeps"] < 0.3, found
+
+
+def test_a_run_killed_before_its_report_adds_nothing_to_the_next(tmp_path: Path) -> None:
+    """A killed CI left its figures behind, and the next run's report charged 48 CPU-min where the machine
+    had spent 44: each run starts from none."""
+    group = f"pytest-cpu-{os.getpid()}" if cpu_charge.usable() else "no/such/place"
+    found = charged(tmp_path, group, runs=2)
+    assert 0.9 <= found["test_load.py::test_burns"] < 1.6, found  # one second, not two
